@@ -1,0 +1,90 @@
+/**
+ * berth's one error class. Every error a caller can act on carries a stable
+ * string code (BERTH_...), a human message, and the underlying cause.
+ * The table below is the single source of truth for codes; docs/errors.md and
+ * the README are checked against it by a test (src/common/errors.test.ts).
+ */
+export const ERROR_CODES = {
+  BERTH_INVALID_ARGUMENT: 'An argument passed to a berth API was missing or malformed.',
+  BERTH_SOCKET_PATH_EMPTY: 'A plugin socket path was empty ("socket path is empty").',
+  BERTH_OPERATION_PENDING: 'An operation for the same key is already running.',
+  BERTH_OPERATION_BACKOFF: 'An operation for the same key failed recently and is in backoff until a retry time.',
+  BERTH_DIAL_FAILED: 'berth could not connect to a plugin socket (no listener, refused, or timed out).',
+  BERTH_GET_INFO_FAILED: 'The GetInfo call on a plugin socket failed or timed out.',
+  BERTH_NO_HANDLER: 'No handler is registered for the plugin type a plugin reported.',
+  BERTH_VALIDATION_FAILED: "A plugin handler rejected the plugin in validatePlugin.",
+  BERTH_REGISTER_FAILED: "A plugin handler's registerPlugin failed.",
+  BERTH_NOTIFY_FAILED: 'The NotifyRegistrationStatus call to a plugin failed.',
+  BERTH_HANDLER_MISSING: 'A registered plugin has no handler to deregister it with.',
+  BERTH_LIVENESS_FAILED: 'A registered plugin stopped answering the liveness probe.',
+  BERTH_WATCHER_FAILED: 'The plugin directory could not be created, read or watched.',
+  BERTH_PLUGIN_INVALID: 'A plugin registration was rejected by the registry (missing type, name or connection info).',
+  BERTH_PLUGIN_NOT_FOUND: 'No current instance of the named plugin is registered.',
+  BERTH_NO_DISPENSER: 'No dispenser is configured for the plugin type.',
+  BERTH_NO_PLUGINS_FOR_TYPE: 'No plugins have ever been registered for the type.',
+  BERTH_NO_PLUGIN_FOR_ALLOC: 'No instance of the plugin has the given allocation (instance) id.',
+  BERTH_SUBSCRIBER_LAGGED: 'A bounded subscriber fell behind and its stream was ended; it must re-list.',
+  BERTH_SHUT_DOWN: 'The component was stopped or shut down.',
+  BERTH_ABORTED: 'The operation was aborted by its AbortSignal.',
+  BERTH_STORAGE_FAILED: 'Reading or writing persisted state failed.',
+  BERTH_STORAGE_CORRUPT: 'Persisted state could not be read; it was moved aside and berth started empty.',
+  BERTH_STORAGE_VERSION: 'Persisted state has a schema version this berth cannot read.',
+  BERTH_OBJECT_NOT_REGISTERED: 'The object is not referenced by any registered pod.',
+  BERTH_OBJECT_NOT_FOUND: 'The object does not exist in its source.',
+  BERTH_CACHE_SYNC_TIMEOUT: "The object's watch did not finish its first list in time.",
+  BERTH_UNEXPECTED_OBJECT_TYPE: 'A source returned something that is not the expected kind of object.',
+  BERTH_SOURCE_FAILED: 'An object source (directory, etcd, Kubernetes) failed a get, list or watch.',
+  BERTH_RESOURCE_VERSION_TOO_OLD: 'A watch asked for a resource version the source no longer has; re-list.',
+  BERTH_UNKNOWN_STRATEGY: 'An unknown object change-detection strategy was configured.',
+  BERTH_CONFIG_INVALID: 'A configuration file or flag value is invalid.',
+  BERTH_USAGE: 'A command was called with wrong arguments or flags.',
+  BERTH_API_UNREACHABLE: "The CLI could not reach the daemon's API socket.",
+  BERTH_API_ERROR: 'The daemon answered an API call with an error.',
+  BERTH_NOT_FOUND: 'An API route or resource does not exist.',
+  BERTH_BAD_REQUEST: 'An API request was malformed.',
+  BERTH_PAYLOAD_TOO_LARGE: 'An API request body was larger than allowed.',
+  BERTH_INTERNAL: 'An unexpected internal failure; the message and cause say more.',
+} as const;
+
+export type BerthErrorCode = keyof typeof ERROR_CODES;
+
+export interface BerthErrorOptions {
+  cause?: unknown;
+  /** Extra machine-readable detail (e.g. retryAt for a backoff refusal). */
+  details?: Record<string, unknown>;
+}
+
+export class BerthError extends Error {
+  readonly code: BerthErrorCode;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: BerthErrorCode, message: string, options: BerthErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'BerthError';
+    this.code = code;
+    this.details = options.details ?? {};
+  }
+
+  toJSON(): { code: BerthErrorCode; message: string } {
+    return { code: this.code, message: this.message };
+  }
+}
+
+export function isBerthError(err: unknown, code?: BerthErrorCode): err is BerthError {
+  return err instanceof BerthError && (code === undefined || err.code === code);
+}
+
+/** A readable message for anything thrown, without losing BerthError's text. */
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}
+
+/** The code of an error if it is a BerthError, else BERTH_INTERNAL. */
+export function errorCode(err: unknown): BerthErrorCode {
+  return err instanceof BerthError ? err.code : 'BERTH_INTERNAL';
+}
+
+export function abortedError(signal: AbortSignal | undefined, what: string): BerthError {
+  return new BerthError('BERTH_ABORTED', `${what}: aborted`, { cause: signal?.reason });
+}

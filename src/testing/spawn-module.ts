@@ -1,0 +1,29 @@
+import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Spawns a berth module as a real child process. Works both from compiled
+ * tests (dist/*.js) and from TypeScript run through tsx (*.ts): a .ts module
+ * is started with `--import tsx`.
+ */
+export function spawnModule(moduleUrl: URL, args: string[] = [], options: SpawnOptions = {}): ChildProcess {
+  const path = fileURLToPath(moduleUrl);
+  const nodeArgs = path.endsWith('.ts') ? ['--import', 'tsx', path, ...args] : [path, ...args];
+  return spawn(process.execPath, nodeArgs, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
+}
+
+/** Resolves the sibling module with the same extension as the caller (.ts under tsx, .js when compiled). */
+export function siblingModule(callerUrl: string, relativeWithoutExtension: string): URL {
+  const ext = callerUrl.endsWith('.ts') ? '.ts' : '.js';
+  return new URL(`${relativeWithoutExtension}${ext}`, callerUrl);
+}
+
+/** Kills a child (SIGKILL after a grace period) and waits for it to exit. */
+export async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM', graceMs = 10_000) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill(signal);
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
