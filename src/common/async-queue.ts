@@ -27,7 +27,7 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
   #dropped = 0;
   #closed = false;
   #failure: Error | undefined;
-  #waiter: ((value: void) => void) | undefined;
+  #waiter: (() => void) | undefined;
 
   constructor(options: AsyncQueueOptions<T> = {}) {
     this.#maxSize = options.maxSize ?? Number.POSITIVE_INFINITY;

@@ -5,7 +5,9 @@ import { BerthError, ERROR_CODES, errorCode, isBerthError } from './errors.js';
 
 const docsUrl = new URL('../../../docs/errors.md', import.meta.url);
 // Compiled tests live in dist/src/common; under tsx they live in src/common.
-const docsPath = import.meta.url.includes('/dist/') ? docsUrl : new URL('../../docs/errors.md', import.meta.url);
+const docsPath = import.meta.url.includes('/dist/')
+  ? docsUrl
+  : new URL('../../docs/errors.md', import.meta.url);
 
 describe('BerthError', () => {
   it('carries a code, a message and a cause', () => {
@@ -24,7 +26,15 @@ describe('BerthError', () => {
     const docs = readFileSync(docsPath, 'utf8');
     const documented = new Set([...docs.matchAll(/`(BERTH_[A-Z_]+)`/g)].map((m) => m[1]));
     const defined = new Set(Object.keys(ERROR_CODES));
-    assert.deepEqual([...defined].filter((c) => !documented.has(c)), [], 'codes missing from docs/errors.md');
-    assert.deepEqual([...documented].filter((c) => !defined.has(c as string)), [], 'documented codes that do not exist');
+    assert.deepEqual(
+      [...defined].filter((c) => !documented.has(c)),
+      [],
+      'codes missing from docs/errors.md',
+    );
+    assert.deepEqual(
+      [...documented].filter((c) => !defined.has(c as string)),
+      [],
+      'documented codes that do not exist',
+    );
   });
 });

@@ -57,4 +57,7 @@ export type PluginEvent =
 export type PluginEventType = PluginEvent['type'];
 
 /** The events the registry publishes to its subscribers. */
-export type RegistryEvent = Extract<PluginEvent, { type: 'registered' | 'updated' | 'deregistered' | 'lagged' }>;
+export type RegistryEvent = Extract<
+  PluginEvent,
+  { type: 'registered' | 'updated' | 'deregistered' | 'lagged' }
+>;

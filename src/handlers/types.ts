@@ -19,8 +19,18 @@ export interface RegisterContext extends PluginCallContext {
 }
 
 export interface PluginHandler {
-  validatePlugin(name: string, endpoint: string, versions: string[], context: PluginCallContext): void | Promise<void>;
-  registerPlugin(name: string, endpoint: string, versions: string[], context: RegisterContext): void | Promise<void>;
+  validatePlugin(
+    name: string,
+    endpoint: string,
+    versions: string[],
+    context: PluginCallContext,
+  ): void | Promise<void>;
+  registerPlugin(
+    name: string,
+    endpoint: string,
+    versions: string[],
+    context: RegisterContext,
+  ): void | Promise<void>;
   /** `endpoint` says which instance is going (several sockets may carry one name). */
   deRegisterPlugin(name: string, endpoint: string, context: PluginCallContext): void | Promise<void>;
 }

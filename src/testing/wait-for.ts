@@ -32,10 +32,17 @@ export async function waitFor<T>(
 }
 
 /** Resolves with the next item of an async iterator, or fails after the deadline. */
-export async function nextWithin<T>(iterator: AsyncIterator<T>, what: string, timeoutMs = 30_000): Promise<T> {
+export async function nextWithin<T>(
+  iterator: AsyncIterator<T>,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)), timeoutMs);
+    timer = setTimeout(
+      () => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)),
+      timeoutMs,
+    );
   });
   try {
     const result = await Promise.race([iterator.next(), timeout]);
