@@ -16,6 +16,8 @@ export const ERROR_CODES = {
   BERTH_VALIDATION_FAILED: 'A plugin handler rejected the plugin in validatePlugin.',
   BERTH_REGISTER_FAILED: "A plugin handler's registerPlugin failed.",
   BERTH_NOTIFY_FAILED: 'The NotifyRegistrationStatus call to a plugin failed.',
+  BERTH_PLUGIN_CALL_FAILED:
+    "A call to a plugin's own service (e.g. the example API's GetExampleInfo) failed or timed out.",
   BERTH_HANDLER_MISSING: 'A registered plugin has no handler to deregister it with.',
   BERTH_LIVENESS_FAILED: 'A registered plugin stopped answering the liveness probe.',
   BERTH_WATCHER_FAILED: 'The plugin directory could not be created, read or watched.',
@@ -45,6 +47,8 @@ export const ERROR_CODES = {
   BERTH_NOT_FOUND: 'An API route or resource does not exist.',
   BERTH_BAD_REQUEST: 'An API request was malformed.',
   BERTH_PAYLOAD_TOO_LARGE: 'An API request body was larger than allowed.',
+  BERTH_NOT_READY: 'The daemon is still starting (state restore, first scan) or is shutting down.',
+  BERTH_DAEMON_RUNNING: 'Another berth daemon already serves the API socket of this data directory.',
   BERTH_INTERNAL: 'An unexpected internal failure; the message and cause say more.',
 } as const;
 

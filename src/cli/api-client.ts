@@ -1,0 +1,134 @@
+import { type IncomingMessage, request } from 'node:http';
+import { BerthError, errorMessage } from '../common/index.js';
+import { formatHostPort, type TcpAddress } from '../daemon/index.js';
+
+/** Where the daemon's API is: its unix socket, or a TCP address (`berth run --listen`). */
+export type ApiTarget = { socketPath: string } | { tcp: TcpAddress };
+
+export function describeTarget(target: ApiTarget): string {
+  return 'socketPath' in target ? target.socketPath : `http://${formatHostPort(target.tcp)}`;
+}
+
+/** One server-sent event as received. */
+export interface SseMessage {
+  event: string;
+  data: string;
+}
+
+const REASONS: Record<string, string> = {
+  ENOENT: 'no such socket',
+  ECONNREFUSED: 'connection refused',
+  EACCES: 'permission denied',
+  ECONNRESET: 'connection reset',
+  ETIMEDOUT: 'timed out',
+};
+
+/**
+ * A small client for the daemon's HTTP API over node:http. Failures become
+ * BerthErrors: BERTH_API_UNREACHABLE when nothing answers, BERTH_API_ERROR
+ * (with the daemon's own code and message) when the daemon says no.
+ */
+export class ApiClient {
+  readonly target: ApiTarget;
+
+  constructor(target: ApiTarget) {
+    this.target = target;
+  }
+
+  #open(method: string, path: string, body?: unknown): Promise<IncomingMessage> {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (payload !== undefined) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = String(Buffer.byteLength(payload));
+    }
+    const where =
+      'socketPath' in this.target
+        ? { socketPath: this.target.socketPath }
+        : { host: this.target.tcp.host, port: this.target.tcp.port };
+    return new Promise((resolve, reject) => {
+      const req = request({ ...where, method, path, headers }, resolve);
+      req.once('error', (err: NodeJS.ErrnoException) => {
+        const reason = (err.code && REASONS[err.code]) ?? errorMessage(err);
+        reject(
+          new BerthError(
+            'BERTH_API_UNREACHABLE',
+            `cannot reach the daemon at ${describeTarget(this.target)}: ${reason} (is \`berth run\` running?)`,
+            { cause: err },
+          ),
+        );
+      });
+      req.end(payload);
+    });
+  }
+
+  /** Sends a request and returns the parsed JSON answer; a non-2xx answer throws BERTH_API_ERROR. */
+  async request<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await this.#open(method, path, body);
+    const chunks: Buffer[] = [];
+    for await (const chunk of res) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    let parsed: unknown;
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    const status = res.statusCode ?? 0;
+    if (status >= 200 && status < 300) {
+      if (parsed === undefined && text !== '') {
+        throw new BerthError('BERTH_API_ERROR', `the daemon answered ${method} ${path} with something that is not JSON`);
+      }
+      return parsed as T;
+    }
+    const error = (parsed as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
+    const message = typeof error?.message === 'string' ? error.message : `HTTP ${status} ${res.statusMessage ?? ''}`.trim();
+    throw new BerthError('BERTH_API_ERROR', message, {
+      details: { status, code: typeof error?.code === 'string' ? error.code : undefined },
+    });
+  }
+
+  /** Follows a server-sent event stream until it ends or the signal aborts. */
+  async *events(path: string, signal?: AbortSignal): AsyncGenerator<SseMessage> {
+    const res = await this.#open('GET', path);
+    if ((res.statusCode ?? 0) !== 200) {
+      res.resume();
+      throw new BerthError('BERTH_API_ERROR', `the daemon answered GET ${path} with HTTP ${res.statusCode}`);
+    }
+    const onAbort = () => res.destroy();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let buffer = '';
+    try {
+      res.setEncoding('utf8');
+      for await (const chunk of res) {
+        buffer += chunk as string;
+        for (let cut = buffer.indexOf('\n\n'); cut >= 0; cut = buffer.indexOf('\n\n')) {
+          const block = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          const message = parseSseBlock(block);
+          if (message) yield message;
+        }
+      }
+    } catch (err) {
+      if (!signal?.aborted) throw err;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      res.destroy();
+    }
+  }
+}
+
+/** Parses one SSE block; comments (heartbeats) and blocks without data give undefined. */
+export function parseSseBlock(block: string): SseMessage | undefined {
+  let event = 'message';
+  const data: string[] = [];
+  for (const line of block.split('\n')) {
+    if (line.startsWith(':') || line === '') continue;
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+    if (field === 'event') event = value;
+    else if (field === 'data') data.push(value);
+  }
+  return data.length === 0 ? undefined : { event, data: data.join('\n') };
+}

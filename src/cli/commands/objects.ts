@@ -1,0 +1,22 @@
+import { Argument, type Command } from 'commander';
+import { type ClientFlags, clientFor, printJson, withClientOptions } from './client-options.js';
+import { parseNamespacedName } from './pods.js';
+
+export function objectsCommand(program: Command): void {
+  const objects = program.command('objects').description('read objects through the object manager');
+  withClientOptions(
+    objects
+      .command('get')
+      .description('print a secret or configmap that a registered pod references (as JSON)')
+      .addArgument(new Argument('<resource>', 'secrets or configmaps').choices(['secrets', 'configmaps']))
+      .argument('<namespace/name>', 'the object, e.g. default/db-password'),
+    false,
+  ).action(async (resource: string, target: string, flags: ClientFlags) => {
+    const [namespace, name] = parseNamespacedName(target, 'the object');
+    const object = await clientFor(flags).request(
+      'GET',
+      `/v1/objects/${resource}/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`,
+    );
+    printJson(object);
+  });
+}

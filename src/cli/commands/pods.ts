@@ -1,0 +1,92 @@
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { parse as parseYaml } from 'yaml';
+import { errorMessage } from '../../common/index.js';
+import type { PodSummary } from '../../daemon/index.js';
+import { usageError } from '../cli-error.js';
+import { formatTable } from '../format-table.js';
+import { type ClientFlags, clientFor, printJson, withClientOptions } from './client-options.js';
+
+/** NS/NAME → [namespace, name]; anything else is a usage error. */
+export function parseNamespacedName(text: string, what: string): [string, string] {
+  const match = /^([^/\s]+)\/([^/\s]+)$/.exec(text);
+  if (!match) throw usageError(`${what} must be NAMESPACE/NAME, got ${JSON.stringify(text)}`);
+  return [match[1] as string, match[2] as string];
+}
+
+/** Reads a Pod from a YAML or JSON file ("-" for stdin); namespace defaults to "default" as in Kubernetes. */
+export function readPodFile(path: string): { namespace: string; name: string; pod: Record<string, unknown> } {
+  let text: string;
+  try {
+    text = readFileSync(path === '-' ? 0 : path, 'utf8');
+  } catch (err) {
+    throw usageError(`cannot read ${path}: ${errorMessage(err)}; pass the pod manifest with -f FILE`);
+  }
+  let pod: unknown;
+  try {
+    pod = parseYaml(text);
+  } catch (err) {
+    throw usageError(`${path} is not valid YAML or JSON: ${errorMessage(err).split('\n')[0]}`);
+  }
+  if (typeof pod !== 'object' || pod === null || Array.isArray(pod)) {
+    throw usageError(`${path} must hold one Pod object (kind: Pod, metadata, spec)`);
+  }
+  const metadata = (pod as { metadata?: unknown }).metadata;
+  if (typeof metadata !== 'object' || metadata === null) throw usageError(`${path}: metadata is missing`);
+  const { name, namespace } = metadata as { name?: unknown; namespace?: unknown };
+  if (typeof name !== 'string' || name === '') throw usageError(`${path}: metadata.name is missing`);
+  if (namespace !== undefined && (typeof namespace !== 'string' || namespace === '')) {
+    throw usageError(`${path}: metadata.namespace must be a non-empty string`);
+  }
+  const ns = (namespace as string | undefined) ?? 'default';
+  return { namespace: ns, name, pod: { ...pod, metadata: { ...metadata, namespace: ns } } };
+}
+
+export function formatPods(pods: readonly PodSummary[]): string {
+  if (pods.length === 0) return 'no pods registered';
+  return formatTable(
+    ['NAMESPACE', 'NAME', 'UID', 'SECRETS', 'CONFIGMAPS'],
+    pods.map((p) => [p.namespace, p.name, p.uid, p.secrets.join(',') || '-', p.configMaps.join(',') || '-']),
+  );
+}
+
+function describe(pod: PodSummary): string {
+  const list = (names: string[]) => (names.length ? names.join(', ') : 'none');
+  return `pod ${pod.namespace}/${pod.name} (uid ${pod.uid}; secrets: ${list(pod.secrets)}; configmaps: ${list(pod.configMaps)})`;
+}
+
+const path = (namespace: string, name: string) =>
+  `/v1/pods/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`;
+
+export function podsCommand(program: Command): void {
+  const pods = program.command('pods').description('register workloads whose secrets and configmaps berth caches');
+
+  withClientOptions(
+    pods
+      .command('apply')
+      .description('register (or update) a pod from a Kubernetes Pod manifest')
+      .requiredOption('-f, --file <file>', 'the Pod manifest, YAML or JSON ("-" reads stdin)'),
+  ).action(async (flags: ClientFlags & { file: string }) => {
+    const { namespace, name, pod } = readPodFile(flags.file);
+    const body = await clientFor(flags).request<{ pod: PodSummary }>('PUT', path(namespace, name), pod);
+    if (flags.json) printJson(body);
+    else console.log(`registered ${describe(body.pod)}`);
+  });
+
+  withClientOptions(
+    pods.command('delete').description('unregister a pod, releasing its references').argument('<namespace/name>'),
+  ).action(async (target: string, flags: ClientFlags) => {
+    const [namespace, name] = parseNamespacedName(target, 'the pod');
+    const body = await clientFor(flags).request<{ pod: PodSummary }>('DELETE', path(namespace, name));
+    if (flags.json) printJson(body);
+    else console.log(`unregistered ${describe(body.pod)}`);
+  });
+
+  withClientOptions(pods.command('list').description('list registered pods and what they reference')).action(
+    async (flags: ClientFlags) => {
+      const body = await clientFor(flags).request<{ pods: PodSummary[] }>('GET', '/v1/pods');
+      if (flags.json) printJson(body);
+      else console.log(formatPods(body.pods));
+    },
+  );
+}

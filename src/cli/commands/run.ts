@@ -1,0 +1,61 @@
+import type { Command } from 'commander';
+import { systemClock } from '../../common/index.js';
+import {
+  createDaemon,
+  createDaemonLogger,
+  formatHostPort,
+  handleShutdownSignals,
+  LOG_LEVELS,
+  loadDaemonConfig,
+} from '../../daemon/index.js';
+
+interface RunFlags {
+  dataDir?: string;
+  pluginsDir?: string;
+  listen?: string;
+  config?: string;
+  logLevel?: string;
+}
+
+export function runCommand(program: Command): void {
+  program
+    .command('run')
+    .description('start the daemon: watch the plugins directory, keep the registry, serve the API')
+    .option(
+      '--data-dir <dir>',
+      'where berth keeps its state, API socket and objects (default: $BERTH_DATA_DIR, else $XDG_STATE_HOME/berth, else ~/.local/state/berth)',
+    )
+    .option(
+      '--plugins-dir <dir>',
+      'directory watched for plugin sockets (default: <data-dir>/plugins_registry; /var/lib/kubelet/plugins_registry makes berth the registrar for kubelet plugins)',
+    )
+    .option('--listen <host:port>', 'also serve the API on TCP (default: the unix socket <data-dir>/berth.sock only)')
+    .option('--config <file>', 'YAML or JSON config file; flags override it (default: none)')
+    .option('--log-level <level>', `${LOG_LEVELS.join('|')} (default: info)`)
+    .action(async (flags: RunFlags) => {
+      const config = loadDaemonConfig(flags);
+      const logger = createDaemonLogger({ level: config.logLevel });
+      const daemon = createDaemon(config, { logger, clock: systemClock });
+      let signalled = false;
+      handleShutdownSignals({
+        stop: () => {
+          signalled = true;
+          return daemon.stop();
+        },
+        timeoutMs: config.shutdownTimeoutMs,
+        exit: (code) => process.exit(code),
+        clock: systemClock,
+        logger,
+      });
+      try {
+        await daemon.start();
+      } catch (err) {
+        // A signal during start-up: the signal handler finishes the stop and exits.
+        if (signalled) return;
+        throw err;
+      }
+      const { socketPath, tcp } = daemon.apiAddress;
+      const api = tcp ? `${socketPath} and http://${formatHostPort(tcp)}` : socketPath;
+      console.log(`berth: watching ${config.pluginsDir} for plugins; API on ${api}`);
+    });
+}

@@ -1,0 +1,60 @@
+import type { Command } from 'commander';
+import { type ClientFlags, clientFor, printJson, withClientOptions } from './client-options.js';
+
+interface StatusDoc {
+  version?: string;
+  state?: string;
+  pid?: number;
+  uptimeSeconds?: number;
+  dataDir?: string;
+  pluginsDir?: string;
+  api?: { socket?: string; tcp?: string | null };
+  counts?: {
+    plugins?: number;
+    instances?: number;
+    sockets?: Record<string, number>;
+    pods?: number;
+    watchesOpen?: number;
+    eventClients?: number;
+  };
+  objects?: { source?: string; strategy?: string };
+  storage?: { path?: string; corruption?: { movedTo?: string; error?: { message?: string } } | null };
+}
+
+export function formatStatus(status: StatusDoc): string {
+  const counts = status.counts ?? {};
+  const sockets = counts.sockets ?? {};
+  const rows: Array<[string, string]> = [
+    ['version', status.version ?? '-'],
+    ['state', `${status.state ?? '-'} (pid ${status.pid ?? '?'}, up ${status.uptimeSeconds ?? 0}s)`],
+    ['data dir', status.dataDir ?? '-'],
+    ['plugins dir', status.pluginsDir ?? '-'],
+    ['api', [status.api?.socket, status.api?.tcp].filter(Boolean).join(', ') || '-'],
+    ['plugins', `${counts.plugins ?? 0} (${counts.instances ?? 0} instances)`],
+    [
+      'sockets',
+      `${sockets.total ?? 0} (registered ${sockets.registered ?? 0}, pending ${sockets.pending ?? 0}, ` +
+        `failed ${sockets.failed ?? 0}, backoff ${sockets.backoff ?? 0})`,
+    ],
+    ['pods', String(counts.pods ?? 0)],
+    ['objects', `${status.objects?.source ?? '-'} source, ${status.objects?.strategy ?? '-'} strategy, ${counts.watchesOpen ?? 0} watches open`],
+    ['event clients', String(counts.eventClients ?? 0)],
+    ['state db', status.storage?.path ?? '-'],
+  ];
+  const corruption = status.storage?.corruption;
+  if (corruption) {
+    rows.push(['storage', `CORRUPT state was set aside to ${corruption.movedTo}: ${corruption.error?.message ?? ''}`]);
+  }
+  const width = Math.max(...rows.map(([k]) => k.length));
+  return rows.map(([k, v]) => `${`${k}:`.padEnd(width + 1)}  ${v}`).join('\n');
+}
+
+export function statusCommand(program: Command): void {
+  withClientOptions(program.command('status').description("show the daemon's version, directories, counts and health")).action(
+    async (flags: ClientFlags) => {
+      const body = await clientFor(flags).request<StatusDoc>('GET', '/v1/status');
+      if (flags.json) printJson(body);
+      else console.log(formatStatus(body));
+    },
+  );
+}

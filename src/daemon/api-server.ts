@@ -1,0 +1,86 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Clock, Logger } from '../common/index.js';
+import type { ApiBackend } from './api-types.js';
+import { errorBody, httpStatusFor, toApiError } from './http-errors.js';
+import { eventRoutes } from './routes/events.js';
+import { healthRoutes } from './routes/health.js';
+import { objectRoutes } from './routes/objects.js';
+import { podRoutes } from './routes/pods.js';
+import { pluginRoutes } from './routes/plugins.js';
+import { socketRoutes } from './routes/sockets.js';
+
+export interface ApiAppOptions {
+  clock: Clock;
+  logger: Logger;
+  bodyLimitBytes: number;
+  sseQueueSize: number;
+  sseHeartbeatMs: number;
+}
+
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+export interface ApiApp {
+  app: FastifyInstance;
+  /** The request handler to serve on any number of http.Servers (unix socket, TCP). */
+  handler: RequestHandler;
+}
+
+/**
+ * The HTTP API as one fastify app. berth serves it on its unix socket and,
+ * optionally, on TCP: fastify's serverFactory hands over the request handler,
+ * and the daemon attaches it to the servers it owns.
+ */
+export async function createApiApp(backend: ApiBackend, options: ApiAppOptions): Promise<ApiApp> {
+  let captured: RequestHandler | undefined;
+  const app = Fastify({
+    logger: false,
+    bodyLimit: options.bodyLimitBytes,
+    return503OnClosing: true,
+    serverFactory: (handler) => {
+      captured = handler;
+      // Never listened on: the daemon's own servers carry the traffic.
+      return createServer();
+    },
+  });
+
+  app.setErrorHandler((err, request, reply) => {
+    const apiError = toApiError(err, options.bodyLimitBytes);
+    const status = httpStatusFor(apiError.code);
+    if (status >= 500) options.logger.error({ err, url: request.url }, 'API request failed');
+    else options.logger.debug({ code: apiError.code, url: request.url }, apiError.message);
+    return reply.code(status).send(errorBody(apiError.code, apiError.message));
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    reply
+      .code(404)
+      .send(
+        errorBody(
+          'BERTH_NOT_FOUND',
+          `no route ${request.method} ${request.url.split('?')[0]}; the API is described in docs/api.md`,
+        ),
+      ),
+  );
+
+  pluginRoutes(app, backend.plugins);
+  socketRoutes(app, () => backend.sockets());
+  eventRoutes(app, backend.events, {
+    clock: options.clock,
+    logger: options.logger,
+    queueSize: options.sseQueueSize,
+    heartbeatMs: options.sseHeartbeatMs,
+  });
+  podRoutes(app, backend.pods);
+  objectRoutes(app, backend.objects);
+  healthRoutes(app, {
+    isReady: () => backend.isReady(),
+    status: () => backend.status(),
+    metrics: backend.metrics,
+  });
+
+  await app.ready();
+  const handler = captured;
+  if (!handler) throw new Error('fastify did not call serverFactory');
+  return { app, handler };
+}

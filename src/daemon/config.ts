@@ -1,0 +1,250 @@
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import type { z } from 'zod';
+import { BerthError, errorMessage } from '../common/index.js';
+import {
+  type ConfigFile,
+  configFileSchema,
+  LOG_LEVELS,
+  type LogLevel,
+  type ObjectStrategy,
+} from './config-schema.js';
+import {
+  DEFAULTS,
+  dataDirLayout,
+  defaultDataDir,
+  EXAMPLE_PLUGIN_TYPE,
+  EXAMPLE_PLUGIN_VERSIONS,
+  type Env,
+} from './defaults.js';
+import { parseHostPort, type TcpAddress } from './listen-address.js';
+
+/** A handler for an extra plugin type, accepting the listed versions. */
+export interface HandlerConfig {
+  type: string;
+  versions: string[];
+}
+
+export type ObjectSourceConfig =
+  | { type: 'directory'; root: string }
+  | { type: 'etcd'; endpoints: string[]; prefix?: string }
+  | { type: 'kubernetes'; kubeconfig?: string };
+
+/** The daemon's fully resolved configuration: every default filled in, every path absolute. */
+export interface DaemonConfig {
+  dataDir: string;
+  pluginsDir: string;
+  deprecatedPluginsDir?: string;
+  statePath: string;
+  apiSocketPath: string;
+  listen?: TcpAddress;
+  logLevel: LogLevel;
+  /** Versioned handlers besides CSIPlugin/DevicePlugin/DRAPlugin (includes the example type). */
+  handlers: HandlerConfig[];
+  resyncPeriodMs: number;
+  rescanIntervalMs: number;
+  timeouts: { dialMs: number; getInfoMs: number; notifyMs: number };
+  liveness: { periodMs: number; timeoutMs: number; failureThreshold: number } | false;
+  registry: { subscriberQueueSize: number };
+  objects: { source: ObjectSourceConfig; strategy: ObjectStrategy; ttlMs: number };
+  shutdownTimeoutMs: number;
+  api: { bodyLimitBytes: number; sseQueueSize: number; sseHeartbeatMs: number };
+}
+
+/** What `berth run` takes on the command line; flags override the config file. */
+export interface ConfigFlags {
+  config?: string;
+  dataDir?: string;
+  pluginsDir?: string;
+  listen?: string;
+  logLevel?: string;
+}
+
+export interface ResolveConfigOptions {
+  env?: Env;
+  cwd?: string;
+  home?: string;
+}
+
+/** Turns zod issues into one line per problem, each starting with the key's path. */
+export function formatConfigIssues(issues: readonly z.core.$ZodIssue[]): string[] {
+  const lines: string[] = [];
+  for (const issue of issues) {
+    const base = formatPath(issue.path);
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) lines.push(`${joinPath(base, key)}: unknown key`);
+      continue;
+    }
+    lines.push(`${base || '(top level)'}: ${issue.message}`);
+  }
+  return lines;
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const part of path) {
+    out = typeof part === 'number' ? `${out}[${part}]` : joinPath(out, String(part));
+  }
+  return out;
+}
+
+function joinPath(base: string, key: string): string {
+  return base === '' ? key : `${base}.${key}`;
+}
+
+function configError(source: string, problem: string): BerthError {
+  return new BerthError('BERTH_CONFIG_INVALID', `config ${source}: ${problem}`);
+}
+
+/** Validates an already-parsed config document; `source` names it in errors (usually the file path). */
+export function parseConfigDocument(document: unknown, source: string): ConfigFile {
+  if (document === null || document === undefined) return {};
+  if (typeof document !== 'object' || Array.isArray(document)) {
+    throw configError(source, 'expected a mapping of keys at the top level');
+  }
+  const result = configFileSchema.safeParse(document);
+  if (!result.success) throw configError(source, formatConfigIssues(result.error.issues).join('; '));
+  return result.data;
+}
+
+/** Reads and validates a YAML or JSON config file (JSON is YAML, so one parser reads both). */
+export function loadConfigFile(path: string): ConfigFile {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : errorMessage(err);
+    throw configError(path, `cannot read it (${why}); check the --config path`);
+  }
+  let document: unknown;
+  try {
+    document = parseYaml(text, { prettyErrors: false });
+  } catch (err) {
+    throw configError(path, `not valid YAML or JSON: ${errorMessage(err).split('\n')[0]}`);
+  }
+  return parseConfigDocument(document, path);
+}
+
+function expandPath(path: string, base: string, home: string): string {
+  if (path === '~') return home;
+  if (path.startsWith('~/')) return join(home, path.slice(2));
+  return isAbsolute(path) ? path : resolve(base, path);
+}
+
+/**
+ * Merges defaults, the config file (if any) and flags into a DaemonConfig.
+ * Paths in the file are relative to the file's directory; paths in flags to the working directory.
+ */
+export function resolveDaemonConfig(
+  file: ConfigFile,
+  flags: ConfigFlags = {},
+  options: ResolveConfigOptions = {},
+): DaemonConfig {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const home = options.home ?? homedir();
+  const fileBase = flags.config ? dirname(resolve(cwd, flags.config)) : cwd;
+  const fromFile = (p: string | undefined) => (p === undefined ? undefined : expandPath(p, fileBase, home));
+  const fromFlag = (p: string | undefined) => (p === undefined ? undefined : expandPath(p, cwd, home));
+
+  const dataDir = fromFlag(flags.dataDir) ?? fromFile(file.dataDir) ?? resolve(cwd, defaultDataDir(env, home));
+  const layout = dataDirLayout(dataDir);
+  const pluginsDir = fromFlag(flags.pluginsDir) ?? fromFile(file.pluginsDir) ?? layout.pluginsDir;
+
+  let listen = file.listen;
+  if (flags.listen !== undefined) {
+    listen = parseHostPort(flags.listen);
+    if (!listen) {
+      throw new BerthError(
+        'BERTH_CONFIG_INVALID',
+        `--listen: expected HOST:PORT (e.g. 127.0.0.1:7878), got ${JSON.stringify(flags.listen)}`,
+      );
+    }
+  }
+  let logLevel: LogLevel = file.logLevel ?? DEFAULTS.logLevel;
+  if (flags.logLevel !== undefined) {
+    if (!(LOG_LEVELS as readonly string[]).includes(flags.logLevel)) {
+      throw new BerthError(
+        'BERTH_CONFIG_INVALID',
+        `--log-level: expected one of ${LOG_LEVELS.join('|')}, got ${JSON.stringify(flags.logLevel)}`,
+      );
+    }
+    logLevel = flags.logLevel as LogLevel;
+  }
+
+  const handlers: HandlerConfig[] = (file.handlers ?? []).map((h) => ({ type: h.type, versions: h.versions }));
+  if (!handlers.some((h) => h.type === EXAMPLE_PLUGIN_TYPE)) {
+    handlers.unshift({ type: EXAMPLE_PLUGIN_TYPE, versions: [...EXAMPLE_PLUGIN_VERSIONS] });
+  }
+
+  const liveness = file.liveness ?? {};
+  const deprecatedPluginsDir = fromFile(file.deprecatedPluginsDir);
+  const config: DaemonConfig = {
+    dataDir,
+    pluginsDir,
+    statePath: layout.statePath,
+    apiSocketPath: layout.apiSocketPath,
+    logLevel,
+    handlers,
+    resyncPeriodMs: file.resyncPeriod ?? DEFAULTS.resyncPeriodMs,
+    rescanIntervalMs: file.rescanInterval ?? DEFAULTS.rescanIntervalMs,
+    timeouts: {
+      dialMs: file.timeouts?.dial ?? DEFAULTS.dialTimeoutMs,
+      getInfoMs: file.timeouts?.getInfo ?? DEFAULTS.getInfoTimeoutMs,
+      notifyMs: file.timeouts?.notify ?? DEFAULTS.notifyTimeoutMs,
+    },
+    liveness:
+      (liveness.enabled ?? DEFAULTS.livenessEnabled)
+        ? {
+            periodMs: liveness.period ?? DEFAULTS.livenessPeriodMs,
+            timeoutMs: liveness.timeout ?? DEFAULTS.livenessTimeoutMs,
+            failureThreshold: liveness.failureThreshold ?? DEFAULTS.livenessFailureThreshold,
+          }
+        : false,
+    registry: { subscriberQueueSize: file.registry?.subscriberQueueSize ?? DEFAULTS.subscriberQueueSize },
+    objects: {
+      source: resolveObjectSource(file, layout.objectsRoot, fromFile),
+      strategy: file.objects?.strategy ?? DEFAULTS.objectStrategy,
+      ttlMs: file.objects?.ttl ?? DEFAULTS.objectTtlMs,
+    },
+    shutdownTimeoutMs: file.shutdownTimeout ?? DEFAULTS.shutdownTimeoutMs,
+    api: {
+      bodyLimitBytes: DEFAULTS.bodyLimitBytes,
+      sseQueueSize: DEFAULTS.sseQueueSize,
+      sseHeartbeatMs: DEFAULTS.sseHeartbeatMs,
+    },
+  };
+  if (deprecatedPluginsDir !== undefined) config.deprecatedPluginsDir = deprecatedPluginsDir;
+  if (listen !== undefined) config.listen = listen;
+  return config;
+}
+
+function resolveObjectSource(
+  file: ConfigFile,
+  defaultRoot: string,
+  fromFile: (p: string | undefined) => string | undefined,
+): ObjectSourceConfig {
+  const source = file.objects?.source;
+  if (source === undefined || source.type === 'directory') {
+    return { type: 'directory', root: fromFile(source?.root) ?? defaultRoot };
+  }
+  if (source.type === 'etcd') {
+    const etcd: ObjectSourceConfig = { type: 'etcd', endpoints: source.endpoints ?? [] };
+    if (source.prefix !== undefined) etcd.prefix = source.prefix;
+    return etcd;
+  }
+  const kube: ObjectSourceConfig = { type: 'kubernetes' };
+  const kubeconfig = fromFile(source.kubeconfig);
+  if (kubeconfig !== undefined) kube.kubeconfig = kubeconfig;
+  return kube;
+}
+
+/** `berth run`'s whole configuration step: read the file named by --config (if any), then apply flags. */
+export function loadDaemonConfig(flags: ConfigFlags, options: ResolveConfigOptions = {}): DaemonConfig {
+  const cwd = options.cwd ?? process.cwd();
+  const file = flags.config === undefined ? {} : loadConfigFile(resolve(cwd, flags.config));
+  return resolveDaemonConfig(file, flags, options);
+}

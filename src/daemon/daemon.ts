@@ -1,0 +1,321 @@
+import { mkdirSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { Registry as MetricsRegistry } from 'prom-client';
+import {
+  BerthError,
+  type Clock,
+  errorMessage,
+  type Logger,
+  type PluginEvent,
+  systemClock,
+} from '../common/index.js';
+import {
+  createObjectManagers,
+  getConfigMapNames,
+  getSecretNames,
+  type ObjectManagers,
+  type ObjectSource,
+  type Pod as ObjectsPod,
+} from '../objects/index.js';
+import { createPluginManager, type PluginManager } from '../plugin-manager/index.js';
+import {
+  createGrpcDispenser,
+  createRegistry,
+  createRegistryBridge,
+  type GrpcDispenser,
+  type Registry,
+} from '../registry/index.js';
+import { openSqliteStorage, type SqliteStorage, type StorageCorruptionReport } from '../storage/index.js';
+import { claimApiSocket, closeServer, listenTcp, listenUnix } from './api-listener.js';
+import { type ApiApp, createApiApp } from './api-server.js';
+import type { ApiBackend, SocketStatus } from './api-types.js';
+import type { DaemonConfig } from './config.js';
+import { EventBus } from './event-bus.js';
+import { logEvent } from './event-log.js';
+import { buildHandlers } from './handler-setup.js';
+import { formatHostPort, type TcpAddress } from './listen-address.js';
+import { meteredReader, meteredSource } from './metered-objects.js';
+import { createDaemonMetrics, type DaemonMetrics } from './metrics.js';
+import { createConfiguredSource } from './object-source.js';
+import { createPodRegistry } from './pod-registry.js';
+import { buildStatus } from './status.js';
+import { berthVersion } from './version.js';
+
+export interface DaemonDeps {
+  logger: Logger;
+  clock?: Clock;
+}
+
+/** Where the API can be reached once the daemon has started. */
+export interface ApiAddress {
+  socketPath: string;
+  /** Present with `listen`; the real port when port 0 was asked for. */
+  tcp?: TcpAddress;
+}
+
+/**
+ * The daemon's life: new → starting → ready → stopping → stopped. A failed
+ * start cleans up what it had opened and ends in `stopped` (start throws).
+ */
+export type DaemonState = 'new' | 'starting' | 'ready' | 'stopping' | 'stopped';
+
+/** Event types the plugin manager reports; registry changes come from the registry itself. */
+const PLUGIN_MANAGER_EVENTS = new Set<PluginEvent['type']>(['discovered', 'socket-removed', 'failed']);
+
+/**
+ * berth's one composition root. Start order: storage → registry (with a gRPC
+ * dispenser) → plugin manager (first scan) → drop restored instances whose
+ * socket is gone → object manager → API → ready. Stop runs it backwards;
+ * nothing persisted is lost because every registry change is written
+ * synchronously as it happens.
+ */
+export class Daemon implements AsyncDisposable {
+  readonly config: DaemonConfig;
+  readonly #logger: Logger;
+  readonly #clock: Clock;
+  readonly #startedAt: number;
+  readonly #abort = new AbortController();
+  #state: DaemonState = 'new';
+  #stopping: Promise<void> | undefined;
+
+  readonly #metrics: DaemonMetrics;
+  readonly #bus: EventBus;
+  #storage: SqliteStorage | undefined;
+  #corruption: StorageCorruptionReport | undefined;
+  #registry: Registry | undefined;
+  #grpc: GrpcDispenser | undefined;
+  #pluginManager: PluginManager | undefined;
+  #source: ObjectSource | undefined;
+  #objects: ObjectManagers | undefined;
+  #api: ApiApp | undefined;
+  #servers: Server[] = [];
+  #apiAddress: ApiAddress | undefined;
+
+  constructor(config: DaemonConfig, deps: DaemonDeps) {
+    this.config = config;
+    this.#logger = deps.logger;
+    this.#clock = deps.clock ?? systemClock;
+    this.#startedAt = this.#clock.now();
+    this.#bus = new EventBus({
+      clock: this.#clock,
+      onPublish: (event) => {
+        this.#metrics.countEvent(event);
+        logEvent(this.#logger, event);
+      },
+    });
+    this.#metrics = createDaemonMetrics({
+      registry: new MetricsRegistry(),
+      sseClients: () => this.#bus.subscriberCount,
+    });
+  }
+
+  get state(): DaemonState {
+    return this.#state;
+  }
+
+  /** Where the API listens; throws before start() has finished. */
+  get apiAddress(): ApiAddress {
+    if (!this.#apiAddress) throw new BerthError('BERTH_NOT_READY', 'the daemon has not started its API yet');
+    return this.#apiAddress;
+  }
+
+  async start(): Promise<void> {
+    if (this.#state !== 'new') throw new BerthError('BERTH_INVALID_ARGUMENT', `daemon cannot start: it is ${this.#state}`);
+    this.#state = 'starting';
+    try {
+      await this.#start();
+    } catch (err) {
+      await this.stop();
+      throw err;
+    }
+    if (this.#state !== 'starting') {
+      throw new BerthError('BERTH_SHUT_DOWN', 'the daemon was stopped while it was starting');
+    }
+    this.#state = 'ready';
+    this.#logger.info({ pluginsDir: this.config.pluginsDir, api: this.apiAddress }, 'berth is ready');
+  }
+
+  async #start(): Promise<void> {
+    const { config } = this;
+    const logger = this.#logger;
+    const clock = this.#clock;
+    mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+    mkdirSync(config.pluginsDir, { recursive: true, mode: 0o755 });
+    // Before touching state: refuse early if another daemon owns this data directory.
+    await claimApiSocket(config.apiSocketPath);
+
+    this.#storage = openSqliteStorage({
+      path: config.statePath,
+      logger: logger.child({ component: 'storage' }),
+      clock,
+      onCorrupt: (report) => {
+        this.#corruption = report;
+      },
+    });
+
+    // The dispenser needs the registry and the registry its dispensers: resolve the cycle lazily.
+    const registry = createRegistry({
+      storage: this.#storage,
+      defaultDispenser: (info) => {
+        if (!this.#grpc) throw new BerthError('BERTH_SHUT_DOWN', 'the daemon is not running');
+        return this.#grpc.dispenser(info);
+      },
+      clock,
+      logger: logger.child({ component: 'registry' }),
+      subscriberQueueSize: config.registry.subscriberQueueSize,
+      onEvent: (event) => this.#bus.publish(event),
+    });
+    this.#registry = registry;
+    this.#grpc = createGrpcDispenser({ registry, logger: logger.child({ component: 'dispenser' }) });
+    const bridge = createRegistryBridge({ registry, logger: logger.child({ component: 'bridge' }) });
+
+    const pluginManager = createPluginManager({
+      pluginsDir: config.pluginsDir,
+      ...(config.deprecatedPluginsDir === undefined ? {} : { deprecatedPluginsDir: config.deprecatedPluginsDir }),
+      clock,
+      logger: logger.child({ component: 'plugin-manager' }),
+      resyncPeriodMs: config.resyncPeriodMs,
+      rescanIntervalMs: config.rescanIntervalMs,
+      timeouts: config.timeouts,
+      liveness: config.liveness,
+      metricsRegistry: this.#metrics.registry,
+      onEvent: (event) => {
+        if (PLUGIN_MANAGER_EVENTS.has(event.type)) this.#bus.publish(event);
+      },
+    });
+    this.#pluginManager = pluginManager;
+    for (const [type, handler] of buildHandlers(config.handlers, (t) => bridge.handlerFor(t))) {
+      pluginManager.addHandler(type, handler);
+    }
+    await pluginManager.start(this.#abort.signal);
+    const removed = bridge.reconcileRestored(pluginManager.liveSocketPaths());
+    if (removed.length > 0) logger.info({ removed: removed.length }, 'dropped restored plugins whose socket is gone');
+
+    const source = meteredSource(
+      createConfiguredSource(config.objects.source, clock, logger.child({ component: 'object-source' })),
+      this.#metrics,
+    );
+    this.#source = source;
+    const objects = createObjectManagers({
+      strategy: config.objects.strategy,
+      source,
+      clock,
+      logger: logger.child({ component: 'objects' }),
+      ttlMs: config.objects.ttlMs,
+    });
+    this.#objects = objects;
+    objects.start();
+    this.#metrics.setWatchCounter(() => {
+      const stats = objects.stats();
+      return { secrets: stats.secrets.watchesOpen, configmaps: stats.configMaps.watchesOpen };
+    });
+
+    this.#api = await createApiApp(this.#backend(registry, pluginManager, objects), {
+      clock,
+      logger: logger.child({ component: 'api' }),
+      bodyLimitBytes: config.api.bodyLimitBytes,
+      sseQueueSize: config.api.sseQueueSize,
+      sseHeartbeatMs: config.api.sseHeartbeatMs,
+    });
+    this.#servers.push(await listenUnix(this.#api.handler, config.apiSocketPath));
+    const address: ApiAddress = { socketPath: config.apiSocketPath };
+    if (config.listen) {
+      const tcp = await listenTcp(this.#api.handler, config.listen);
+      this.#servers.push(tcp.server);
+      address.tcp = tcp.address;
+    }
+    this.#apiAddress = address;
+  }
+
+  #backend(registry: Registry, pluginManager: PluginManager, objects: ObjectManagers): ApiBackend {
+    const sockets = (): SocketStatus[] => pluginManager.sockets();
+    return {
+      plugins: registry,
+      sockets,
+      events: this.#bus,
+      pods: createPodRegistry({
+        manager: {
+          registerPod: (pod) => objects.registerPod(pod as ObjectsPod),
+          unregisterPod: (pod) => objects.unregisterPod(pod as ObjectsPod),
+        },
+        secretNames: (pod) => getSecretNames(pod as ObjectsPod),
+        configMapNames: (pod) => getConfigMapNames(pod as ObjectsPod),
+      }),
+      objects: meteredReader(
+        {
+          get: (resource, namespace, name) =>
+            resource === 'secrets'
+              ? objects.secrets.getSecret(namespace, name)
+              : objects.configMaps.getConfigMap(namespace, name),
+        },
+        this.#metrics,
+      ),
+      metrics: {
+        contentType: this.#metrics.registry.contentType,
+        render: () => this.#metrics.registry.metrics(),
+      },
+      isReady: () => this.#state === 'ready',
+      status: () =>
+        buildStatus({
+          version: berthVersion(),
+          state: this.#state,
+          startedAt: this.#startedAt,
+          now: this.#clock.now(),
+          config: this.config,
+          api: this.#apiAddress
+            ? {
+                socket: this.#apiAddress.socketPath,
+                tcp: this.#apiAddress.tcp ? formatHostPort(this.#apiAddress.tcp) : null,
+              }
+            : { socket: this.config.apiSocketPath, tcp: null },
+          registry,
+          sockets: sockets(),
+          objects: objects.stats(),
+          sseClients: this.#bus.subscriberCount,
+          corruption: this.#corruption,
+        }),
+    };
+  }
+
+  /**
+   * Stops everything, newest first. Idempotent; concurrent calls share one stop.
+   * Each step is isolated: one failing does not keep the rest (or the state
+   * database) open.
+   */
+  stop(): Promise<void> {
+    this.#stopping ??= this.#stop();
+    return this.#stopping;
+  }
+
+  async #stop(): Promise<void> {
+    this.#state = 'stopping';
+    this.#abort.abort(new BerthError('BERTH_SHUT_DOWN', 'the daemon is stopping'));
+    const step = async (what: string, run: () => unknown) => {
+      try {
+        await run();
+      } catch (err) {
+        this.#logger.warn({ err: errorMessage(err) }, `stopping ${what} failed`);
+      }
+    };
+    // Ending the event streams first lets the servers close without waiting on them.
+    this.#bus.close();
+    await Promise.all(this.#servers.map((server) => step('the API server', () => closeServer(server, 1000, this.#clock))));
+    await step('the API', () => this.#api?.app.close());
+    await step('the plugin manager', () => this.#pluginManager?.stop());
+    await step('the object manager', () => this.#objects?.stop());
+    await step('the object source', () => this.#source?.close());
+    await step('the plugin dispenser', () => this.#grpc?.close());
+    await step('the registry', () => this.#registry?.shutdown());
+    await step('the state database', () => this.#storage?.close());
+    this.#state = 'stopped';
+    this.#logger.info('berth stopped');
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
+  }
+}
+
+export function createDaemon(config: DaemonConfig, deps: DaemonDeps): Daemon {
+  return new Daemon(config, deps);
+}

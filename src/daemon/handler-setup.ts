@@ -1,0 +1,29 @@
+import {
+  createCsiHandler,
+  createDevicePluginHandler,
+  createDraHandler,
+  createVersionedHandler,
+  type PluginHandler,
+} from '../handlers/index.js';
+import type { HandlerConfig } from './config.js';
+
+/**
+ * The handler for every plugin type the daemon accepts: the kubelet's three
+ * built-in types, plus a versioned handler for each configured type (the
+ * example type is always among them). Each handler validates, then delegates
+ * to the registry bridge so the plugin lands in the registry.
+ */
+export function buildHandlers(
+  extra: readonly HandlerConfig[],
+  delegateFor: (type: string) => PluginHandler,
+): Map<string, PluginHandler> {
+  const handlers = new Map<string, PluginHandler>([
+    ['CSIPlugin', createCsiHandler({ delegate: delegateFor('CSIPlugin') })],
+    ['DevicePlugin', createDevicePluginHandler({ delegate: delegateFor('DevicePlugin') })],
+    ['DRAPlugin', createDraHandler({ delegate: delegateFor('DRAPlugin') })],
+  ]);
+  for (const { type, versions } of extra) {
+    handlers.set(type, createVersionedHandler({ type, versions, delegate: delegateFor(type) }));
+  }
+  return handlers;
+}

@@ -1,0 +1,44 @@
+/**
+ * The berth daemon: the composition root that wires the plugin manager, the
+ * registry, storage and the object manager together and serves the HTTP API.
+ */
+export type {
+  ApiBackend,
+  MetricsSource,
+  ObjectReader,
+  PluginCatalog,
+  Pod,
+  PodRegistry,
+  PodSummary,
+  SocketStatus,
+} from './api-types.js';
+export { type ApiApp, type ApiAppOptions, createApiApp } from './api-server.js';
+export {
+  type ConfigFlags,
+  type DaemonConfig,
+  formatConfigIssues,
+  type HandlerConfig,
+  loadConfigFile,
+  loadDaemonConfig,
+  type ObjectSourceConfig,
+  parseConfigDocument,
+  type ResolveConfigOptions,
+  resolveDaemonConfig,
+} from './config.js';
+export { type ConfigFile, LOG_LEVELS, type LogLevel, OBJECT_STRATEGIES, type ObjectStrategy } from './config-schema.js';
+export { type ApiAddress, createDaemon, Daemon, type DaemonDeps, type DaemonState } from './daemon.js';
+export {
+  BUILTIN_HANDLER_TYPES,
+  DEFAULTS,
+  dataDirLayout,
+  defaultDataDir,
+  EXAMPLE_PLUGIN_TYPE,
+  EXAMPLE_PLUGIN_VERSIONS,
+} from './defaults.js';
+export { formatDuration, parseDuration } from './duration.js';
+export { EventBus, type EventSubscription } from './event-bus.js';
+export { formatHostPort, parseHostPort, type TcpAddress } from './listen-address.js';
+export { createDaemonLogger, type DaemonLoggerOptions } from './logging.js';
+export { handleShutdownSignals, type ShutdownSignalsOptions } from './signals.js';
+export { berthVersion } from './version.js';
+export { eventView, isoTime, type PluginView, pluginView, socketView } from './views.js';

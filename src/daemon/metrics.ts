@@ -1,0 +1,80 @@
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import type { PluginEvent } from '../common/index.js';
+
+/**
+ * berth's own metrics, beside the plugin manager's (plugin_manager_total_plugins
+ * and the berth_* registration metrics, which it registers on the same registry).
+ */
+export interface DaemonMetrics {
+  registry: Registry;
+  /** Counts an event published on the daemon's event stream. */
+  countEvent(event: PluginEvent): void;
+  objectRequests: Counter<'resource' | 'result'>;
+  sourceRequests: Counter<'resource' | 'verb'>;
+  /** Where berth_object_watches_open reads from at scrape time (set once the object managers exist). */
+  setWatchCounter(read: () => { secrets: number; configmaps: number }): void;
+}
+
+export interface DaemonMetricsOptions {
+  registry?: Registry;
+  /** Current number of /v1/events clients, read at scrape time. */
+  sseClients: () => number;
+  /** Node.js process metrics (CPU, memory, event loop) with the berth_ prefix. Default true. */
+  processMetrics?: boolean;
+}
+
+export function createDaemonMetrics(options: DaemonMetricsOptions): DaemonMetrics {
+  const registry = options.registry ?? new Registry();
+  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'berth_' });
+
+  const events = new Counter({
+    name: 'berth_registry_events_total',
+    help: 'Plugin events published by the daemon (registered, deregistered, updated, failed, discovered, socket-removed, storage-error), by type.',
+    labelNames: ['type'] as const,
+    registers: [registry],
+  });
+  const objectRequests = new Counter({
+    name: 'berth_object_cache_requests_total',
+    help: 'Object reads through the object manager: hit (served from cache), miss (the source was asked), error.',
+    labelNames: ['resource', 'result'] as const,
+    registers: [registry],
+  });
+  const sourceRequests = new Counter({
+    name: 'berth_object_source_requests_total',
+    help: 'Requests the object manager made to its source, by verb (get, list, watch).',
+    labelNames: ['resource', 'verb'] as const,
+    registers: [registry],
+  });
+  let readWatches: (() => { secrets: number; configmaps: number }) | undefined;
+  new Gauge({
+    name: 'berth_object_watches_open',
+    help: 'List/watch loops the object manager has open on its source (Watch strategy).',
+    labelNames: ['resource'] as const,
+    registers: [registry],
+    collect() {
+      const open = readWatches?.();
+      if (!open) return;
+      this.set({ resource: 'secrets' }, open.secrets);
+      this.set({ resource: 'configmaps' }, open.configmaps);
+    },
+  });
+  const sseClients = options.sseClients;
+  new Gauge({
+    name: 'berth_sse_clients',
+    help: 'Clients currently following GET /v1/events.',
+    registers: [registry],
+    collect() {
+      this.set(sseClients());
+    },
+  });
+
+  return {
+    registry,
+    countEvent: (event) => events.inc({ type: event.type }),
+    objectRequests,
+    sourceRequests,
+    setWatchCounter: (read) => {
+      readWatches = read;
+    },
+  };
+}

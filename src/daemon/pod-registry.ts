@@ -1,0 +1,56 @@
+import type { Pod, PodRegistry, PodSummary } from './api-types.js';
+
+/** The object manager's pod side: registering a pod registers it with the secret and configmap managers. */
+export interface PodReferenceManager {
+  registerPod(pod: Pod): void;
+  unregisterPod(pod: Pod): void;
+}
+
+export interface PodRegistryOptions {
+  manager: PodReferenceManager;
+  /** The names a pod references (the object manager's extractors); shown by GET /v1/pods. */
+  secretNames(pod: Pod): Iterable<string>;
+  configMapNames(pod: Pod): Iterable<string>;
+}
+
+/**
+ * The pods registered through the API, by namespace/name. The object managers
+ * key pods by UID as the kubelet does; the API addresses them by path, so a
+ * PUT with a new UID for the same namespace/name replaces the old pod
+ * (unregistered first, so its references are released).
+ */
+export function createPodRegistry(options: PodRegistryOptions): PodRegistry {
+  const pods = new Map<string, Pod>();
+  const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
+  const summary = (pod: Pod): PodSummary => ({
+    namespace: pod.metadata.namespace,
+    name: pod.metadata.name,
+    uid: pod.metadata.uid,
+    secrets: [...new Set(options.secretNames(pod))].sort(),
+    configMaps: [...new Set(options.configMapNames(pod))].sort(),
+  });
+
+  return {
+    apply(pod) {
+      const key = keyOf(pod.metadata.namespace, pod.metadata.name);
+      const previous = pods.get(key);
+      if (previous && previous.metadata.uid !== pod.metadata.uid) options.manager.unregisterPod(previous);
+      options.manager.registerPod(pod);
+      pods.set(key, pod);
+      return summary(pod);
+    },
+    delete(namespace, name) {
+      const key = keyOf(namespace, name);
+      const pod = pods.get(key);
+      if (!pod) return undefined;
+      pods.delete(key);
+      options.manager.unregisterPod(pod);
+      return summary(pod);
+    },
+    list() {
+      return [...pods.values()]
+        .map(summary)
+        .sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
+    },
+  };
+}

@@ -1,0 +1,33 @@
+import type { FastifyInstance } from 'fastify';
+import type { MetricsSource } from '../api-types.js';
+import { errorBody } from '../http-errors.js';
+
+export interface HealthRouteOptions {
+  isReady(): boolean;
+  status(): Record<string, unknown>;
+  metrics: MetricsSource;
+}
+
+/** /healthz (process alive), /readyz (restored and scanned), /metrics (Prometheus), /v1/status. */
+export function healthRoutes(app: FastifyInstance, options: HealthRouteOptions): void {
+  app.get('/healthz', async () => ({ ok: true }));
+
+  app.get('/readyz', async (_request, reply) => {
+    if (options.isReady()) return { ready: true };
+    return reply
+      .code(503)
+      .send(
+        errorBody(
+          'BERTH_NOT_READY',
+          'berth is not ready: it is restoring state and scanning plugins, or shutting down',
+        ),
+      );
+  });
+
+  app.get('/metrics', async (_request, reply) => {
+    const text = await options.metrics.render();
+    return reply.type(options.metrics.contentType).send(text);
+  });
+
+  app.get('/v1/status', async () => options.status());
+}

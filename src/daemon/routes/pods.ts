@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify';
+import { BerthError } from '../../common/index.js';
+import type { PodRegistry } from '../api-types.js';
+import { validatePod } from '../pod-validation.js';
+
+type PodParams = { namespace: string; name: string };
+
+/** PUT/DELETE /v1/pods/{namespace}/{name}, GET /v1/pods: the workloads whose objects berth caches. */
+export function podRoutes(app: FastifyInstance, pods: PodRegistry): void {
+  app.get('/v1/pods', async () => ({ pods: pods.list() }));
+
+  app.put('/v1/pods/:namespace/:name', async (request) => {
+    const { namespace, name } = request.params as PodParams;
+    return { pod: pods.apply(validatePod(request.body, namespace, name)) };
+  });
+
+  app.delete('/v1/pods/:namespace/:name', async (request) => {
+    const { namespace, name } = request.params as PodParams;
+    const removed = pods.delete(namespace, name);
+    if (!removed) {
+      throw new BerthError(
+        'BERTH_NOT_FOUND',
+        `pod ${namespace}/${name} is not registered; list registered pods with GET /v1/pods`,
+      );
+    }
+    return { pod: removed };
+  });
+}

@@ -1,0 +1,12 @@
+import type { FastifyInstance } from 'fastify';
+import type { SocketStatus } from '../api-types.js';
+import { socketView } from '../views.js';
+
+/** GET /v1/sockets: every socket the plugin manager knows, with its state and last error. */
+export function socketRoutes(app: FastifyInstance, sockets: () => SocketStatus[]): void {
+  app.get('/v1/sockets', async () => ({
+    sockets: sockets()
+      .map(socketView)
+      .sort((a, b) => a.socketPath.localeCompare(b.socketPath)),
+  }));
+}

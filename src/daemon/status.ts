@@ -1,0 +1,69 @@
+import type { ObjectManagersStats } from '../objects/index.js';
+import type { StorageCorruptionReport } from '../storage/index.js';
+import type { PluginCatalog, SocketStatus } from './api-types.js';
+import type { DaemonConfig } from './config.js';
+import { isoTime } from './views.js';
+
+export interface StatusInput {
+  version: string;
+  state: string;
+  startedAt: number;
+  now: number;
+  config: DaemonConfig;
+  api: { socket: string; tcp: string | null };
+  registry: PluginCatalog;
+  sockets: SocketStatus[];
+  objects: ObjectManagersStats;
+  sseClients: number;
+  corruption: StorageCorruptionReport | undefined;
+}
+
+/** The GET /v1/status document (and `berth status`). */
+export function buildStatus(input: StatusInput): Record<string, unknown> {
+  let plugins = 0;
+  let instances = 0;
+  for (const type of input.registry.types()) {
+    for (const current of input.registry.listPlugins(type) ?? []) {
+      plugins += 1;
+      instances += input.registry.listInstances(type, current.name).length;
+    }
+  }
+  const socketStates: Record<SocketStatus['state'], number> = { pending: 0, registered: 0, failed: 0, backoff: 0 };
+  for (const socket of input.sockets) socketStates[socket.state] += 1;
+  const { config, corruption } = input;
+  return {
+    version: input.version,
+    pid: process.pid,
+    state: input.state,
+    ready: input.state === 'ready',
+    startedAt: isoTime(input.startedAt),
+    uptimeSeconds: Math.max(0, Math.round((input.now - input.startedAt) / 1000)),
+    dataDir: config.dataDir,
+    pluginsDir: config.pluginsDir,
+    deprecatedPluginsDir: config.deprecatedPluginsDir ?? null,
+    api: input.api,
+    counts: {
+      types: input.registry.types().length,
+      plugins,
+      instances,
+      sockets: { total: input.sockets.length, ...socketStates },
+      pods: input.objects.pods,
+      secrets: input.objects.secrets.objects,
+      configMaps: input.objects.configMaps.objects,
+      watchesOpen: input.objects.secrets.watchesOpen + input.objects.configMaps.watchesOpen,
+      eventClients: input.sseClients,
+    },
+    objects: { source: config.objects.source.type, strategy: input.objects.strategy },
+    storage: {
+      path: config.statePath,
+      corruption: corruption
+        ? {
+            path: corruption.path,
+            movedTo: corruption.movedTo,
+            at: isoTime(corruption.at),
+            error: { code: corruption.error.code, message: corruption.error.message },
+          }
+        : null,
+    },
+  };
+}

@@ -1,0 +1,94 @@
+import type { PluginEvent, PluginInstanceInfo } from '../common/index.js';
+import type { SocketStatus } from './api-types.js';
+
+/**
+ * The JSON shapes of the API. Times are ISO strings; the same plugin shape is
+ * used by /v1/plugins, /v1/plugins/{type}/{name} and the event stream.
+ */
+export interface PluginView {
+  type: string;
+  name: string;
+  version: string;
+  endpoint: string | null;
+  versions: string[];
+  socketPath: string;
+  registeredAt: string | null;
+  options: Record<string, string>;
+}
+
+export function isoTime(ms: number | undefined | null): string | null {
+  return ms === undefined || ms === null ? null : new Date(ms).toISOString();
+}
+
+function splitList(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  return value
+    .split(',')
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
+}
+
+/**
+ * A registry instance as the API shows it. The plugin-manager bridge keys an
+ * instance by its registration socket (allocId) and keeps the service endpoint
+ * in connectionInfo; the supported versions travel in options.
+ */
+export function pluginView(info: PluginInstanceInfo): PluginView {
+  const versions = splitList(info.options.supportedVersions ?? info.options.versions) ?? [];
+  return {
+    type: info.type,
+    name: info.name,
+    version: info.version,
+    endpoint: info.options.endpoint ?? info.connectionInfo?.socketPath ?? null,
+    versions,
+    socketPath: info.options.socketPath ?? info.allocId,
+    registeredAt: isoTime(info.registeredAt),
+    options: { ...info.options },
+  };
+}
+
+export function socketView(status: SocketStatus) {
+  return {
+    socketPath: status.socketPath,
+    state: status.state,
+    plugin: status.plugin ? { type: status.plugin.type, name: status.plugin.name } : null,
+    endpoint: status.endpoint ?? null,
+    versions: status.versions ?? [],
+    lastError: status.lastError ? { code: status.lastError.code, message: status.lastError.message } : null,
+    retryAt: isoTime(status.retryAt),
+    attempts: status.attempts,
+    registeredAt: isoTime(status.registeredAt),
+  };
+}
+
+/** An event as sent on /v1/events (data: line) and printed by `berth events --json`. */
+export function eventView(event: PluginEvent): Record<string, unknown> {
+  const at = isoTime(event.at);
+  switch (event.type) {
+    case 'registered':
+    case 'deregistered':
+      return { type: event.type, at, plugin: pluginView(event.plugin) };
+    case 'updated':
+      return { type: event.type, at, plugin: pluginView(event.plugin), previous: pluginView(event.previous) };
+    case 'failed':
+      return {
+        type: event.type,
+        at,
+        socketPath: event.socketPath,
+        plugin: event.plugin ? { type: event.plugin.type, name: event.plugin.name } : null,
+        error: event.error,
+        retryAt: isoTime(event.retryAt),
+        attempts: event.attempts,
+      };
+    case 'discovered':
+    case 'socket-removed':
+      return { type: event.type, at, socketPath: event.socketPath };
+    case 'lagged':
+      return { type: event.type, at, dropped: event.dropped };
+    case 'storage-error': {
+      const view: Record<string, unknown> = { type: event.type, at, error: event.error };
+      if (event.path !== undefined) view.path = event.path;
+      return view;
+    }
+  }
+}

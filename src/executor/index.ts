@@ -1,0 +1,25 @@
+export {
+  ExponentialBackoff,
+  formatDuration,
+  INITIAL_DURATION_BEFORE_RETRY_MS,
+  MAX_DURATION_BEFORE_RETRY_MS,
+} from './exponential-backoff.js';
+export { createOperationExecutor } from './operation-executor.js';
+export {
+  createOperationMap,
+  type Operation,
+  type OperationMap,
+  type OperationMapOptions,
+  type OperationOutcome,
+  type OperationStatus,
+  type RunOptions,
+} from './operation-map.js';
+export {
+  DEFAULT_EXECUTOR_TIMEOUTS,
+  type ExecutorTimeouts,
+  type HandlerLookup,
+  type OperationEvent,
+  type OperationExecutor,
+  type OperationExecutorOptions,
+  type PluginGeneration,
+} from './types.js';

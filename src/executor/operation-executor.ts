@@ -1,0 +1,179 @@
+import type { ActualStateOfWorld, PluginInfo } from '../cache/types.js';
+import { BerthError, type Clock, errorMessage, type Logger } from '../common/index.js';
+import { createOperationMap, type OperationMap, type OperationOutcome } from './operation-map.js';
+import { registerOperation } from './register-operation.js';
+import {
+  DEFAULT_EXECUTOR_TIMEOUTS,
+  type ExecutorTimeouts,
+  type HandlerLookup,
+  type OperationEvent,
+  type OperationExecutor,
+  type OperationExecutorOptions,
+  type PluginGeneration,
+} from './types.js';
+import { unregisterOperation } from './unregister-operation.js';
+
+export function createOperationExecutor(options: OperationExecutorOptions): OperationExecutor {
+  return new Executor(options);
+}
+
+class Executor implements OperationExecutor {
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #dial: OperationExecutorOptions['dial'];
+  readonly #timeouts: ExecutorTimeouts;
+  readonly #map: OperationMap;
+  readonly #listeners = new Set<(event: OperationEvent) => void>();
+
+  constructor(options: OperationExecutorOptions) {
+    this.#clock = options.clock;
+    this.#logger = options.logger;
+    this.#dial = options.dial;
+    this.#timeouts = { ...DEFAULT_EXECUTOR_TIMEOUTS, ...definedOnly(options.timeouts ?? {}) };
+    for (const [name, value] of Object.entries(this.#timeouts)) {
+      if (!Number.isFinite(value) || value <= 0) {
+        throw new BerthError(
+          'BERTH_INVALID_ARGUMENT',
+          `operation executor: timeouts.${name} must be a positive number of milliseconds, got ${String(value)}`,
+        );
+      }
+    }
+    // One map for both operations: per-path serialisation and shared backoff, as upstream.
+    this.#map = createOperationMap({ clock: this.#clock, logger: this.#logger, backoff: true });
+    if (options.onEvent) this.#listeners.add(options.onEvent);
+  }
+
+  registerPlugin(
+    socketPath: string,
+    generation: PluginGeneration,
+    getHandler: HandlerLookup,
+    asw: ActualStateOfWorld,
+  ): void {
+    let registered: PluginInfo | undefined;
+    const deps = { dial: this.#dial, timeouts: this.#timeouts, logger: this.#logger };
+    this.#map.run(
+      socketPath,
+      async (signal) => {
+        registered = await registerOperation(deps, { socketPath, generation, getHandler, asw }, signal);
+      },
+      {
+        generation: generation.uuid,
+        onSettled: (outcome) => this.#emit(registerEvent(outcome, socketPath, generation.uuid, registered)),
+      },
+    );
+    this.#logger.debug({ socketPath, uuid: generation.uuid }, `RegisterPlugin started for ${socketPath}`);
+  }
+
+  unregisterPlugin(info: PluginInfo, asw: ActualStateOfWorld): void {
+    this.#map.run(info.socketPath, () => unregisterOperation(info, asw, this.#logger), {
+      generation: info.uuid,
+      onSettled: (outcome) => this.#emit(unregisterEvent(outcome, info)),
+    });
+    this.#logger.debug({ socketPath: info.socketPath }, `UnregisterPlugin started for ${info.socketPath}`);
+  }
+
+  isPending(socketPath: string): boolean {
+    return this.#map.isPending(socketPath);
+  }
+
+  status(socketPath: string) {
+    return this.#map.status(socketPath);
+  }
+
+  keys(): string[] {
+    return this.#map.keys();
+  }
+
+  resetBackoff(socketPath: string): boolean {
+    return this.#map.resetBackoff(socketPath);
+  }
+
+  addListener(listener: (event: OperationEvent) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  wait(): Promise<void> {
+    return this.#map.wait();
+  }
+
+  waitForCompletion(): Promise<void> {
+    return this.#map.waitForCompletion();
+  }
+
+  stop(): void {
+    this.#map.stop();
+  }
+
+  #emit(event: OperationEvent): void {
+    if (event.type === 'register-failed' || event.type === 'unregister-failed') {
+      this.#logger.debug(
+        { socketPath: event.socketPath, code: event.error.code, retryAt: event.retryAt, attempts: event.attempts },
+        event.error.message,
+      );
+    } else {
+      this.#logger.debug({ socketPath: event.socketPath }, `${event.type}: ${event.socketPath}`);
+    }
+    for (const listener of this.#listeners) {
+      try {
+        listener(event);
+      } catch (err) {
+        this.#logger.error({ err }, `operation event listener threw: ${errorMessage(err)}`);
+      }
+    }
+  }
+}
+
+function registerEvent(
+  outcome: OperationOutcome,
+  socketPath: string,
+  generation: string,
+  registered: PluginInfo | undefined,
+): OperationEvent {
+  const durationMs = outcome.finishedAt - outcome.startedAt;
+  if (outcome.error === undefined && registered !== undefined) {
+    return {
+      type: 'register-succeeded',
+      at: outcome.finishedAt,
+      socketPath,
+      plugin: registered,
+      durationMs,
+      attempts: outcome.attempts,
+    };
+  }
+  const error = outcome.error ?? new BerthError('BERTH_INTERNAL', 'register operation ended without a result');
+  const event: OperationEvent = {
+    type: 'register-failed',
+    at: outcome.finishedAt,
+    socketPath,
+    generation,
+    error,
+    retryAt: outcome.retryAt ?? null,
+    attempts: outcome.attempts,
+    durationMs,
+  };
+  const { type, name } = error.details;
+  if (typeof type === 'string' && typeof name === 'string') event.plugin = { type, name };
+  return event;
+}
+
+function unregisterEvent(outcome: OperationOutcome, info: PluginInfo): OperationEvent {
+  const durationMs = outcome.finishedAt - outcome.startedAt;
+  if (outcome.error === undefined) {
+    return { type: 'unregister-succeeded', at: outcome.finishedAt, socketPath: info.socketPath, plugin: info, durationMs };
+  }
+  return {
+    type: 'unregister-failed',
+    at: outcome.finishedAt,
+    socketPath: info.socketPath,
+    plugin: info,
+    error: outcome.error,
+    retryAt: outcome.retryAt ?? null,
+    attempts: outcome.attempts,
+    durationMs,
+  };
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,169 @@
+import type { ActualStateOfWorld, PluginInfo } from '../cache/types.js';
+import { BerthError, type BerthErrorCode, errorMessage, type Logger } from '../common/index.js';
+import type { PluginCallContext } from '../handlers/types.js';
+import type { DialRegistration, RegistrationConnection } from '../registration/types.js';
+import type { ExecutorTimeouts, HandlerLookup, PluginGeneration } from './types.js';
+import { deregisterQuietly } from './unregister-operation.js';
+
+export interface RegisterRequest {
+  socketPath: string;
+  generation: PluginGeneration;
+  getHandler: HandlerLookup;
+  asw: ActualStateOfWorld;
+}
+
+export interface RegisterDeps {
+  dial: DialRegistration;
+  timeouts: ExecutorTimeouts;
+  logger: Logger;
+}
+
+/**
+ * One registration attempt, in the kubelet's order and with its texts
+ * (operation_generator.go): dial -> GetInfo -> handler by type -> validate ->
+ * actual state -> register -> Notify(true). NotifyRegistrationStatus is sent
+ * exactly once per attempt that got past GetInfo.
+ *
+ * berth fix of kubernetes#133725: when the handler's register or the final
+ * Notify fails, the plugin is taken out of the actual state again (and, after
+ * a successful register, deregistered), so the failed attempt is retried with
+ * backoff instead of leaving the plugin half-registered.
+ *
+ * Resolves with the actual-state entry; rejects with a BerthError whose
+ * details carry `type` and `name` once GetInfo has answered.
+ */
+export async function registerOperation(
+  deps: RegisterDeps,
+  request: RegisterRequest,
+  signal: AbortSignal,
+): Promise<PluginInfo> {
+  const { socketPath, generation, getHandler, asw } = request;
+  const { timeouts, logger } = deps;
+
+  let conn: RegistrationConnection;
+  try {
+    conn = await deps.dial(socketPath, { timeoutMs: timeouts.dialMs, signal });
+  } catch (err) {
+    throw new BerthError(
+      'BERTH_DIAL_FAILED',
+      `RegisterPlugin error -- dial failed at socket ${socketPath}, err: ${errorMessage(err)}`,
+      { cause: err, details: { socketPath } },
+    );
+  }
+
+  try {
+    let info: Awaited<ReturnType<RegistrationConnection['getInfo']>>;
+    try {
+      info = await conn.getInfo({ timeoutMs: timeouts.getInfoMs, signal });
+    } catch (err) {
+      throw new BerthError(
+        'BERTH_GET_INFO_FAILED',
+        `RegisterPlugin error -- failed to get plugin info using RPC GetInfo at socket ${socketPath}, err: ${errorMessage(err)}`,
+        { cause: err, details: { socketPath } },
+      );
+    }
+    const plugin = { type: info.type, name: info.name };
+
+    /**
+     * Tells the plugin it was refused and builds the attempt's error: the
+     * refusal text, or the upstream "failed to send error" text if the
+     * Notify itself failed (the code stays the refusal's, so callers can react to it).
+     */
+    const refuse = async (code: BerthErrorCode, notifyText: string, errorText: string, cause?: unknown) => {
+      try {
+        await conn.notifyRegistrationStatus(
+          { pluginRegistered: false, error: notifyText },
+          { timeoutMs: timeouts.notifyMs, signal },
+        );
+      } catch (notifyErr) {
+        return new BerthError(
+          code,
+          `RegisterPlugin error -- failed to send error at socket ${socketPath}, err: ${notifyText}: ${errorMessage(notifyErr)}`,
+          { cause: cause ?? notifyErr, details: { ...plugin, socketPath, notifyError: errorMessage(notifyErr) } },
+        );
+      }
+      return new BerthError(code, errorText, { cause, details: { ...plugin, socketPath } });
+    };
+
+    const handler = getHandler(info.type);
+    if (handler === undefined) {
+      const text = `RegisterPlugin error -- no handler registered for plugin type: ${info.type} at socket ${socketPath}`;
+      throw await refuse('BERTH_NO_HANDLER', text, text);
+    }
+
+    // An empty endpoint means the plugin serves on its registration socket.
+    const endpoint = info.endpoint === '' ? socketPath : info.endpoint;
+    const versions = info.supportedVersions;
+    const context: PluginCallContext = {
+      type: info.type,
+      socketPath,
+      foundInDeprecatedDir: generation.foundInDeprecatedDir,
+    };
+
+    try {
+      await handler.validatePlugin(info.name, endpoint, versions, context);
+    } catch (err) {
+      throw await refuse(
+        'BERTH_VALIDATION_FAILED',
+        `RegisterPlugin error -- plugin validation failed with err: ${errorMessage(err)}`,
+        'RegisterPlugin error -- pluginHandler.ValidatePluginFunc failed',
+        err,
+      );
+    }
+
+    // Added before the handler's register (as upstream), so a socket deleted
+    // meanwhile becomes a deregistration once this operation has finished.
+    const entry: PluginInfo = {
+      socketPath,
+      timestamp: generation.timestamp,
+      uuid: generation.uuid,
+      foundInDeprecatedDir: generation.foundInDeprecatedDir,
+      handler,
+      type: info.type,
+      name: info.name,
+      endpoint,
+      supportedVersions: [...versions],
+    };
+    try {
+      asw.addPlugin(entry);
+    } catch (err) {
+      logger.error({ socketPath, err }, `RegisterPlugin error -- failed to add plugin at socket ${socketPath}`);
+    }
+
+    try {
+      await handler.registerPlugin(info.name, endpoint, versions, context);
+    } catch (err) {
+      removeIfOurs(asw, entry);
+      throw await refuse(
+        'BERTH_REGISTER_FAILED',
+        `RegisterPlugin error -- plugin registration failed with err: ${errorMessage(err)}`,
+        `RegisterPlugin error -- plugin registration failed with err: ${errorMessage(err)}`,
+        err,
+      );
+    }
+
+    try {
+      await conn.notifyRegistrationStatus(
+        { pluginRegistered: true, error: '' },
+        { timeoutMs: timeouts.notifyMs, signal },
+      );
+    } catch (err) {
+      // The handler accepted the plugin but the plugin never heard so: undo
+      // both sides, so the retry starts from a clean slate.
+      removeIfOurs(asw, entry);
+      await deregisterQuietly(handler, entry, context, logger);
+      throw new BerthError(
+        'BERTH_NOTIFY_FAILED',
+        `RegisterPlugin error -- failed to send registration status at socket ${socketPath}, err: ${errorMessage(err)}`,
+        { cause: err, details: { ...plugin, socketPath } },
+      );
+    }
+    return entry;
+  } finally {
+    conn.close();
+  }
+}
+
+function removeIfOurs(asw: ActualStateOfWorld, entry: PluginInfo): void {
+  if (asw.pluginExistsWithCorrectUUID(entry)) asw.removePlugin(entry.socketPath);
+}

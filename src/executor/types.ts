@@ -1,0 +1,99 @@
+import type { ActualStateOfWorld, PluginInfo } from '../cache/types.js';
+import type { BerthError, Clock, Logger } from '../common/index.js';
+import type { PluginHandler } from '../handlers/types.js';
+import type { DialRegistration } from '../registration/types.js';
+import type { OperationStatus } from './operation-map.js';
+
+/** Deadlines of one register attempt (kubelet: 10 s dial, 1 s GetInfo, 5 s Notify). */
+export interface ExecutorTimeouts {
+  dialMs: number;
+  getInfoMs: number;
+  notifyMs: number;
+}
+
+export const DEFAULT_EXECUTOR_TIMEOUTS: Readonly<ExecutorTimeouts> = Object.freeze({
+  dialMs: 10_000,
+  getInfoMs: 1_000,
+  notifyMs: 5_000,
+});
+
+/** The desired-state generation a register operation works on. */
+export interface PluginGeneration {
+  uuid: string;
+  timestamp: number;
+  foundInDeprecatedDir: boolean;
+}
+
+export type HandlerLookup = (type: string) => PluginHandler | undefined;
+
+/** What the executor reports as operations settle (refusals are thrown by the calls, not reported). */
+export type OperationEvent =
+  | {
+      type: 'register-succeeded';
+      at: number;
+      socketPath: string;
+      /** The actual-state entry that was added. */
+      plugin: PluginInfo;
+      durationMs: number;
+      attempts: number;
+    }
+  | {
+      type: 'register-failed';
+      at: number;
+      socketPath: string;
+      generation: string;
+      error: BerthError;
+      /** Known once GetInfo answered. */
+      plugin?: { type: string; name: string };
+      /** When a retry is permitted (strictly after); null if the executor keeps no backoff. */
+      retryAt: number | null;
+      attempts: number;
+      durationMs: number;
+    }
+  | { type: 'unregister-succeeded'; at: number; socketPath: string; plugin: PluginInfo; durationMs: number }
+  | {
+      type: 'unregister-failed';
+      at: number;
+      socketPath: string;
+      plugin: PluginInfo;
+      error: BerthError;
+      retryAt: number | null;
+      attempts: number;
+      durationMs: number;
+    };
+
+export interface OperationExecutorOptions {
+  clock: Clock;
+  logger: Logger;
+  dial: DialRegistration;
+  timeouts?: Partial<ExecutorTimeouts>;
+  onEvent?: (event: OperationEvent) => void;
+}
+
+/**
+ * Starts register and unregister operations (kubelet `OperationExecutor`).
+ * Both are keyed by socket path in one operation map, so at most one runs per
+ * path and they share its backoff. The calls never wait for the operation:
+ * they throw BERTH_OPERATION_PENDING / BERTH_OPERATION_BACKOFF refusals, and
+ * results show up in the actual state and as OperationEvents.
+ */
+export interface OperationExecutor {
+  registerPlugin(
+    socketPath: string,
+    generation: PluginGeneration,
+    getHandler: HandlerLookup,
+    asw: ActualStateOfWorld,
+  ): void;
+  unregisterPlugin(info: PluginInfo, asw: ActualStateOfWorld): void;
+  isPending(socketPath: string): boolean;
+  status(socketPath: string): OperationStatus | undefined;
+  /** Socket paths with a running operation or a remembered failure. */
+  keys(): string[];
+  resetBackoff(socketPath: string): boolean;
+  /** Subscribes to OperationEvents; returns an unsubscribe function. */
+  addListener(listener: (event: OperationEvent) => void): () => void;
+  wait(): Promise<void>;
+  waitForCompletion(): Promise<void>;
+  /** Aborts running operations (their RPCs end at once) and refuses new ones. Idempotent. */
+  stop(): void;
+}

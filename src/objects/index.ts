@@ -1,0 +1,104 @@
+/**
+ * berth's reference-counted object manager (the kubelet's secret/configmap
+ * managers): pods declare the objects they reference, stores keep exactly
+ * those cached (TTL'd GETs or one list/watch per object), sources feed them.
+ */
+export {
+  cacheSyncTimeoutError,
+  groupResourceOf,
+  isKubeObject,
+  isNotFound,
+  notFoundError,
+  notRegisteredError,
+  objectOfNotFound,
+  unexpectedObjectTypeError,
+  unknownStrategyError,
+} from './errors.js';
+export {
+  CHANGE_DETECTION_STRATEGIES,
+  type ChangeDetectionStrategy,
+  type ConfigMapManager,
+  createConfigMapManager,
+  createObjectManagers,
+  createSecretManager,
+  createSimpleManager,
+  DEFAULT_CHANGE_DETECTION_STRATEGY,
+  type ObjectKindStats,
+  type ObjectManagers,
+  type ObjectManagersOptions,
+  type ObjectManagersStats,
+  type RegisteredPodRefs,
+  type SecretManager,
+} from './kinds.js';
+export {
+  type CacheBasedManager,
+  type CacheBasedManagerOptions,
+  createCacheBasedManager,
+  type Manager,
+  type RegisteredPod,
+  type RegisterMode,
+} from './manager.js';
+export {
+  type GetTtl,
+  getObjectTtlFromNode,
+  type NodeLike,
+  OBJECT_TTL_ANNOTATION,
+  type TtlAnswer,
+} from './node-ttl.js';
+export { goQuote, type ObjectKey, objectKeyString, type PodKey, podKeyString } from './object-key.js';
+export type { Container, EnvFromSource, EnvVar, Pod, PodSpec, Volume, VolumeProjection } from './pod.js';
+export { validatePod } from './pod.js';
+export { getConfigMapNames, getSecretNames } from './references.js';
+export {
+  REFLECTOR_INITIAL_BACKOFF_MS,
+  REFLECTOR_MAX_BACKOFF_MS,
+  type ReflectorOptions,
+  type ReflectorSink,
+  runReflector,
+} from './reflector.js';
+export type {
+  GetOptions,
+  KubeObject,
+  ListOptions,
+  ObjectList,
+  ObjectMeta,
+  ObjectResource,
+  ObjectSource,
+  WatchEvent,
+  WatchOptions,
+} from './source.js';
+export {
+  type CountingSource,
+  countingSource,
+  type GatedSource,
+  gatedSource,
+} from './sources/counting-source.js';
+export {
+  createDirectorySource,
+  type DirectorySource,
+  type DirectorySourceOptions,
+} from './sources/directory-source.js';
+export { createMemorySource, type MemorySource, type MemorySourceOptions } from './sources/memory-source.js';
+export type { Store } from './store.js';
+export {
+  createTtlStore,
+  DEFAULT_OBJECT_TTL_MS,
+  type GetObjectFn,
+  type TtlStore,
+  type TtlStoreOptions,
+} from './ttl-store.js';
+export {
+  createWatchBasedManager,
+  DEFAULT_RESYNC_INTERVAL_MS,
+  type WatchBasedManager,
+  type WatchBasedManagerOptions,
+} from './watch-based-manager.js';
+export {
+  createWatchStore,
+  DEFAULT_IMMUTABLE_RECHECK_MS,
+  DEFAULT_SYNC_TIMEOUT_MS,
+  MIN_IDLE_TIME_MS,
+  type WatchItemState,
+  WatchStore,
+  type WatchStoreOptions,
+} from './watch-store.js';

@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { PluginCallContext } from '../handlers/types.js';
+import { openSqliteStorage } from '../storage/index.js';
+import { createTempDir } from '../testing/temp-dir.js';
+import { createRegistry, createRegistryBridge } from './index.js';
+
+function context(socketPath: string, type = 'csi'): PluginCallContext {
+  return { type, socketPath, foundInDeprecatedDir: false };
+}
+
+describe('registry bridge', () => {
+  it('records a handler registration as a registry instance keyed by its registration socket', async () => {
+    const registry = createRegistry();
+    const handler = createRegistryBridge({ registry }).handlerFor('csi');
+    await handler.validatePlugin('p', '/run/p/csi.sock', ['1.0.0', '0.9.0'], context('/reg/p.sock'));
+    await handler.registerPlugin('p', '/run/p/csi.sock', ['1.0.0', '0.9.0'], context('/reg/p.sock'));
+    const [instance] = registry.listInstances('csi', 'p');
+    assert.ok(instance);
+    const { registeredAt, ...rest } = instance;
+    assert.equal(typeof registeredAt, 'number');
+    assert.deepEqual(rest, {
+      type: 'csi',
+      name: 'p',
+      version: '1.0.0',
+      connectionInfo: { socketPath: '/run/p/csi.sock' },
+      allocId: '/reg/p.sock',
+      options: { endpoint: '/run/p/csi.sock', socketPath: '/reg/p.sock', versions: '1.0.0,0.9.0' },
+    });
+  });
+
+  it('keeps two sockets of one plugin as two instances; deregistering one makes the other current', async () => {
+    const registry = createRegistry();
+    const handler = createRegistryBridge({ registry }).handlerFor('csi');
+    await handler.registerPlugin('p', '/run/old.sock', [], context('/reg/old.sock'));
+    await handler.registerPlugin('p', '/run/new.sock', ['2'], context('/reg/new.sock'));
+    assert.equal(registry.listPlugins('csi')?.[0]?.allocId, '/reg/new.sock');
+    assert.equal(
+      registry.pluginForAlloc('csi', 'p', '/reg/old.sock').version,
+      '',
+      'no versions: empty version',
+    );
+    await handler.deRegisterPlugin('p', '/run/new.sock', context('/reg/new.sock'));
+    assert.equal(registry.listPlugins('csi')?.[0]?.allocId, '/reg/old.sock');
+  });
+
+  it('deregistering a plugin of a type the registry never saw is harmless', async () => {
+    const registry = createRegistry();
+    const handler = createRegistryBridge({ registry }).handlerFor('never');
+    await handler.deRegisterPlugin('p', '/run/p.sock', context('/reg/p.sock', 'never'));
+    assert.deepEqual(registry.types(), []);
+  });
+
+  it('surfaces registry rejections to the plugin manager', async () => {
+    const registry = createRegistry();
+    const handler = createRegistryBridge({ registry }).handlerFor('csi');
+    assert.throws(() => handler.registerPlugin('', '/run/p.sock', [], context('/reg/p.sock')), {
+      code: 'BERTH_PLUGIN_INVALID',
+      message: 'Plugin.Name must not be empty',
+    });
+  });
+
+  it('reconcileRestored removes restored instances whose socket is gone, and only those', async () => {
+    const dir = createTempDir();
+    try {
+      const path = dir.join('state.db');
+      const storage = openSqliteStorage({ path });
+      const before = createRegistry({ storage });
+      const handler = createRegistryBridge({ registry: before }).handlerFor('csi');
+      await handler.registerPlugin('a', '/run/a.sock', ['1'], context('/reg/a.sock'));
+      await handler.registerPlugin('b', '/run/b.sock', ['1'], context('/reg/b.sock'));
+      await handler.registerPlugin('b', '/run/b2.sock', ['1'], context('/reg/b2.sock'));
+      await handler.registerPlugin('c', '/run/c.sock', ['1'], context('/reg/c.sock'));
+      before.shutdown();
+      storage.close();
+
+      // The daemon restarts: the registry restores all four instances.
+      const restoredStorage = openSqliteStorage({ path });
+      try {
+        const registry = createRegistry({ storage: restoredStorage });
+        const bridge = createRegistryBridge({ registry });
+        // The plugin manager re-registers c before the scan completes (its socket is not in the scan set).
+        await bridge.handlerFor('csi').registerPlugin('c', '/run/c.sock', ['1'], context('/reg/c.sock'));
+        const removed = bridge.reconcileRestored(new Set(['/reg/a.sock', '/reg/b.sock']));
+        assert.deepEqual(removed.map((i) => `${i.name}@${i.allocId}`).sort(), ['b@/reg/b2.sock']);
+        assert.deepEqual(
+          registry.listInstances('csi', 'b').map((i) => i.allocId),
+          ['/reg/b.sock'],
+          'the older, live instance of b is current again',
+        );
+        assert.equal(registry.listInstances('csi', 'a').length, 1);
+        assert.equal(registry.listInstances('csi', 'c').length, 1, 'confirmed by the plugin manager: kept');
+        assert.deepEqual(
+          bridge
+            .reconcileRestored(new Set())
+            .map((i) => i.name)
+            .sort(),
+          ['a', 'b'],
+        );
+        assert.deepEqual(bridge.reconcileRestored(new Set()), [], 'nothing restored is left to check');
+        registry.shutdown();
+      } finally {
+        restoredStorage.close();
+      }
+      const after = openSqliteStorage({ path });
+      try {
+        const registry = createRegistry({ storage: after });
+        assert.deepEqual(
+          (registry.listPlugins('csi') ?? []).map((i) => i.name),
+          ['c'],
+          'the removals were persisted',
+        );
+      } finally {
+        after.close();
+      }
+    } finally {
+      dir.remove();
+    }
+  });
+});

@@ -1,0 +1,139 @@
+import assert from 'node:assert/strict';
+import { describe, it, type TestContext } from 'node:test';
+import * as grpc from '@grpc/grpc-js';
+import { createTempDir } from '../testing/temp-dir.js';
+import { waitFor } from '../testing/wait-for.js';
+import { createGrpcDispenser, createRegistry, type Registry } from './index.js';
+import { nodePlugin } from './storage-kinds.test-support.js';
+
+/** A real gRPC server with no services on a unix socket: enough to become READY. */
+async function startServer(t: TestContext, socketPath: string): Promise<grpc.Server> {
+  const server = new grpc.Server();
+  await new Promise<void>((resolve, reject) =>
+    server.bindAsync(`unix:${socketPath}`, grpc.ServerCredentials.createInsecure(), (err) =>
+      err ? reject(err) : resolve(),
+    ),
+  );
+  t.after(() => server.forceShutdown());
+  return server;
+}
+
+function setup(t: TestContext, readyTimeoutMs?: number) {
+  const dir = createTempDir('berth-gd-');
+  t.after(() => dir.remove());
+  let grpcDispenser: ReturnType<typeof createGrpcDispenser> | undefined;
+  const registry: Registry = createRegistry({
+    // The dispenser needs the registry and the registry needs the dispenser: bind lazily.
+    dispensers: { 'csi-node': (info) => grpcDispenser?.dispenser(info) },
+  });
+  grpcDispenser = createGrpcDispenser({
+    registry,
+    ...(readyTimeoutMs === undefined ? {} : { readyTimeoutMs }),
+  });
+  const dispenser = grpcDispenser;
+  t.after(() => {
+    dispenser.close();
+    registry.shutdown();
+  });
+  return { dir, registry, dispenser };
+}
+
+const stateOf = (client: grpc.Client) => client.getChannel().getConnectivityState(false);
+
+async function dispenseClient(registry: Registry, name = 'my-plugin'): Promise<grpc.Client> {
+  const client = await registry.dispensePlugin('csi-node', name);
+  assert.ok(client instanceof grpc.Client);
+  return client;
+}
+
+describe('gRPC dispenser', () => {
+  it('hands out one ready client per instance and reuses it', async (t) => {
+    const { dir, registry } = setup(t);
+    const socketPath = dir.join('p.sock');
+    await startServer(t, socketPath);
+    registry.registerPlugin(nodePlugin(0, { connectionInfo: { socketPath } }));
+    const [first, concurrent] = await Promise.all([dispenseClient(registry), dispenseClient(registry)]);
+    assert.equal(stateOf(first), grpc.connectivityState.READY);
+    assert.equal(concurrent, first);
+    assert.equal(await dispenseClient(registry), first);
+  });
+
+  it('closes the client once its instance is deregistered', async (t) => {
+    const { dir, registry } = setup(t);
+    const socketPath = dir.join('p.sock');
+    await startServer(t, socketPath);
+    registry.registerPlugin(nodePlugin(0, { connectionInfo: { socketPath } }));
+    registry.registerPlugin(nodePlugin(1, { name: 'other', connectionInfo: { socketPath } }));
+    const client = await dispenseClient(registry);
+    const otherClient = await dispenseClient(registry, 'other');
+    assert.notEqual(client, otherClient, 'separate instances, separate clients');
+    registry.deregisterPlugin('csi-node', 'my-plugin', 'alloc-0');
+    await waitFor('client closed', () => stateOf(client) === grpc.connectivityState.SHUTDOWN);
+    assert.equal(stateOf(otherClient), grpc.connectivityState.READY, 'other instances keep theirs');
+  });
+
+  it('replaces the client when its instance is updated with a new socket', async (t) => {
+    const { dir, registry } = setup(t);
+    const oldSocket = dir.join('old.sock');
+    const newSocket = dir.join('new.sock');
+    await startServer(t, oldSocket);
+    await startServer(t, newSocket);
+    registry.registerPlugin(nodePlugin(0, { connectionInfo: { socketPath: oldSocket } }));
+    const before = await dispenseClient(registry);
+    registry.registerPlugin(nodePlugin(0, { connectionInfo: { socketPath: newSocket } }));
+    await waitFor('old client closed', () => stateOf(before) === grpc.connectivityState.SHUTDOWN);
+    const after = await dispenseClient(registry);
+    assert.notEqual(after, before);
+    assert.equal(stateOf(after), grpc.connectivityState.READY);
+    assert.equal(after.getChannel().getTarget(), `unix:${newSocket}`);
+  });
+
+  it('keeps the client of an instance that went away and came back unchanged', async (t) => {
+    const { dir, registry } = setup(t);
+    const socketPath = dir.join('p.sock');
+    await startServer(t, socketPath);
+    registry.registerPlugin(nodePlugin(0, { connectionInfo: { socketPath } }));
+    registry.registerPlugin(nodePlugin(1, { name: 'witness', connectionInfo: { socketPath } }));
+    const client = await dispenseClient(registry);
+    const witness = await dispenseClient(registry, 'witness');
+    registry.deregisterPlugin('csi-node', 'my-plugin', 'alloc-0');
+    registry.registerPlugin(nodePlugin(0, { connectionInfo: { socketPath } }));
+    registry.deregisterPlugin('csi-node', 'witness', 'alloc-1');
+    // Events are handled in order: once the witness is closed, the earlier events were handled too.
+    await waitFor('witness closed', () => stateOf(witness) === grpc.connectivityState.SHUTDOWN);
+    assert.equal(stateOf(client), grpc.connectivityState.READY);
+    assert.equal(await dispenseClient(registry), client);
+  });
+
+  it('fails with BERTH_DIAL_FAILED when nothing listens, and tries afresh next time', async (t) => {
+    const { dir, registry } = setup(t, 300);
+    const socketPath = dir.join('late.sock');
+    registry.registerPlugin(nodePlugin(0, { connectionInfo: { socketPath } }));
+    await assert.rejects(registry.dispensePlugin('csi-node', 'my-plugin'), {
+      code: 'BERTH_DIAL_FAILED',
+      message: /did not become ready within 300 ms/,
+    });
+    await startServer(t, socketPath);
+    assert.equal(stateOf(await dispenseClient(registry)), grpc.connectivityState.READY);
+  });
+
+  it('rejects an instance without a socket path', async (t) => {
+    const { registry } = setup(t);
+    registry.registerPlugin(nodePlugin(0, { connectionInfo: { socketPath: '' } }));
+    await assert.rejects(registry.dispensePlugin('csi-node', 'my-plugin'), {
+      code: 'BERTH_SOCKET_PATH_EMPTY',
+    });
+  });
+
+  it('close() closes every client and refuses further dispensing', async (t) => {
+    const { dir, registry, dispenser } = setup(t);
+    const socketPath = dir.join('p.sock');
+    await startServer(t, socketPath);
+    registry.registerPlugin(nodePlugin(0, { connectionInfo: { socketPath } }));
+    const client = await dispenseClient(registry);
+    dispenser.close();
+    dispenser.close();
+    assert.equal(stateOf(client), grpc.connectivityState.SHUTDOWN);
+    await assert.rejects(registry.dispensePlugin('csi-node', 'my-plugin'), { code: 'BERTH_SHUT_DOWN' });
+  });
+});

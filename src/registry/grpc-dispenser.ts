@@ -1,0 +1,135 @@
+import * as grpc from '@grpc/grpc-js';
+import {
+  BerthError,
+  errorMessage,
+  type Logger,
+  type PluginInstanceInfo,
+  silentLogger,
+} from '../common/index.js';
+import { copyInfo, sameDefinition } from './instance-info.js';
+import type { PluginDispenser, Registry } from './types.js';
+
+export interface GrpcDispenserOptions {
+  /** The registry whose events close clients of instances that went away or changed. */
+  registry: Registry;
+  logger?: Logger;
+  /** How long a new client may take to become ready (real time; gRPC deadlines are wall-clock). */
+  readyTimeoutMs?: number;
+}
+
+export interface GrpcDispenser {
+  /** Resolves with a ready @grpc/grpc-js Client for the instance's socket. */
+  dispenser: PluginDispenser;
+  /** Closes every client and stops watching the registry; idempotent. */
+  close(): void;
+}
+
+interface CachedClient {
+  /** The definition the client was made for. */
+  info: PluginInstanceInfo;
+  client: grpc.Client;
+  ready: Promise<grpc.Client>;
+}
+
+const DEFAULT_READY_TIMEOUT_MS = 5000;
+
+/**
+ * A dispenser of generic gRPC clients, one per instance (type, name, allocId),
+ * reused while that instance lives and closed once it is deregistered or
+ * re-registered with a different definition.
+ */
+export function createGrpcDispenser(options: GrpcDispenserOptions): GrpcDispenser {
+  const { registry } = options;
+  const logger = options.logger ?? silentLogger;
+  const readyTimeoutMs = options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
+  const clients = new Map<string, CachedClient>();
+  const stop = new AbortController();
+  let closed = false;
+
+  const drop = (key: string, reason: string) => {
+    const entry = clients.get(key);
+    if (entry === undefined) return;
+    clients.delete(key);
+    entry.client.close();
+    logger.debug(
+      { type: entry.info.type, name: entry.info.name, allocId: entry.info.allocId, reason },
+      'closed plugin client',
+    );
+  };
+
+  // Events are handled after the fact, so each one is checked against the registry as it is now:
+  // a stale event must not close the client of an instance that has since come back unchanged.
+  const revalidate = (key: string) => {
+    const entry = clients.get(key);
+    if (entry === undefined) return;
+    const { type, name, allocId } = entry.info;
+    const now = registry.listInstances(type, name).find((e) => e.allocId === allocId);
+    if (now === undefined) drop(key, 'deregistered');
+    else if (!sameDefinition(entry.info, now)) drop(key, 'updated');
+  };
+
+  const watch = async () => {
+    try {
+      for await (const event of registry.subscribe(undefined, { signal: stop.signal })) {
+        if (event.type === 'lagged') {
+          for (const key of [...clients.keys()]) revalidate(key);
+        } else if (event.type === 'deregistered' || event.type === 'updated') {
+          revalidate(instanceKey(event.plugin));
+        }
+      }
+    } catch (err) {
+      logger.warn({ err: errorMessage(err) }, 'grpc dispenser stopped watching the registry');
+    }
+  };
+  void watch();
+
+  const dispenser: PluginDispenser = (info) => {
+    if (closed) throw new BerthError('BERTH_SHUT_DOWN', 'the gRPC plugin dispenser is closed');
+    const socketPath = info.connectionInfo?.socketPath ?? '';
+    if (socketPath === '') {
+      throw new BerthError(
+        'BERTH_SOCKET_PATH_EMPTY',
+        `plugin ${info.name} (type ${info.type}) has no socket path to connect to`,
+      );
+    }
+    const key = instanceKey(info);
+    const cached = clients.get(key);
+    if (cached !== undefined && sameDefinition(cached.info, info)) return cached.ready;
+    drop(key, 'definition changed');
+    const client = new grpc.Client(`unix:${socketPath}`, grpc.credentials.createInsecure());
+    const ready = new Promise<grpc.Client>((resolve, reject) => {
+      client.waitForReady(Date.now() + readyTimeoutMs, (err) => {
+        if (err === undefined || err === null) {
+          resolve(client);
+          return;
+        }
+        if (clients.get(key)?.client === client) clients.delete(key);
+        client.close();
+        reject(
+          new BerthError(
+            'BERTH_DIAL_FAILED',
+            `plugin ${info.name} (type ${info.type}) at ${socketPath} did not become ready ` +
+              `within ${readyTimeoutMs} ms: ${err.message}`,
+            { cause: err },
+          ),
+        );
+      });
+    });
+    clients.set(key, { info: copyInfo(info), client, ready });
+    return ready;
+  };
+
+  return {
+    dispenser,
+    close() {
+      if (closed) return;
+      closed = true;
+      stop.abort();
+      for (const key of [...clients.keys()]) drop(key, 'dispenser closed');
+    },
+  };
+}
+
+function instanceKey(info: PluginInstanceInfo): string {
+  return JSON.stringify([info.type, info.name, info.allocId]);
+}

@@ -1,0 +1,67 @@
+import type { BigIntStats } from 'node:fs';
+import { lstat, stat } from 'node:fs/promises';
+
+/** What a path is right now, as far as the watcher cares. */
+export type PathInspection =
+  | { kind: 'socket'; identity: string }
+  | { kind: 'directory'; identity: string }
+  /** A regular file, FIFO, device, a symlink to one of those, a symlink loop, or (see below) a directory link. */
+  | { kind: 'other' }
+  /** Gone (or a dangling symlink): nothing to register at this path. */
+  | { kind: 'missing' }
+  /** Could not tell (e.g. EACCES); callers keep whatever they knew. */
+  | { kind: 'error'; error: unknown };
+
+/**
+ * Stats `path`, following symlinks: a symlink to a socket counts as a socket
+ * at the link's path (connecting through it works), a symlink to anything
+ * else does not. A symlink to a directory counts as a directory only with
+ * `followDirectoryLinks` (for the roots themselves); below a root the watcher
+ * never descends into one, which rules out loops and paths outside the tree.
+ */
+export async function inspectPath(
+  path: string,
+  options: { followDirectoryLinks?: boolean } = {},
+): Promise<PathInspection> {
+  let stats: BigIntStats;
+  try {
+    stats = await stat(path, { bigint: true });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'missing' };
+    if (code === 'ELOOP') return { kind: 'other' };
+    return { kind: 'error', error: err };
+  }
+  if (stats.isSocket()) return { kind: 'socket', identity: fileIdentity(stats) };
+  if (!stats.isDirectory()) return { kind: 'other' };
+  if (!options.followDirectoryLinks) {
+    try {
+      if ((await lstat(path)).isSymbolicLink()) return { kind: 'other' };
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      return code === 'ENOENT' || code === 'ENOTDIR' ? { kind: 'missing' } : { kind: 'error', error: err };
+    }
+  }
+  return { kind: 'directory', identity: directoryIdentity(stats) };
+}
+
+/**
+ * Which file this is, not what it contains. dev + ino alone are not enough:
+ * a socket deleted and re-created at the same path very often gets the same
+ * inode number back. The birth time tells the two apart; where the file
+ * system has none (reported as 0), the change time stands in, at the cost that
+ * a chmod or touch then also counts as a new file.
+ */
+export function fileIdentity(stats: BigIntStats): string {
+  const born = stats.birthtimeNs > 0n ? `b${stats.birthtimeNs}` : `c${stats.ctimeNs}`;
+  return `${stats.dev}:${stats.ino}:${born}`;
+}
+
+/**
+ * Which directory this is. A directory's change time moves whenever an entry
+ * is added or removed, so without a birth time only dev + ino are used.
+ */
+export function directoryIdentity(stats: BigIntStats): string {
+  const born = stats.birthtimeNs > 0n ? `:b${stats.birthtimeNs}` : '';
+  return `${stats.dev}:${stats.ino}${born}`;
+}

@@ -1,0 +1,192 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it, type TestContext } from 'node:test';
+import { createDesiredStateOfWorld } from '../cache/index.js';
+import { FakeClock } from '../testing/fake-clock.js';
+import { createTempDir } from '../testing/temp-dir.js';
+import { waitFor } from '../testing/wait-for.js';
+import { createPluginWatcher, type PluginWatcherOptions } from './index.js';
+import { createRecordingLogger, SocketPool } from './test-support.js';
+
+/** The rescan timer runs on a FakeClock: time moves only when a test advances it. */
+function setup(t: TestContext, overrides: Partial<PluginWatcherOptions> = {}, deprecatedName?: string) {
+  const tmp = createTempDir('bw-');
+  const dir = tmp.join('registry');
+  const deprecated = deprecatedName === undefined ? {} : { deprecatedDir: tmp.join(deprecatedName) };
+  const dsw = createDesiredStateOfWorld();
+  const clock = new FakeClock();
+  const logger = createRecordingLogger();
+  const pool = new SocketPool();
+  const watcher = createPluginWatcher({
+    dir,
+    desiredState: dsw,
+    clock,
+    logger,
+    rescanIntervalMs: 10_000,
+    ...deprecated,
+    ...overrides,
+  });
+  t.after(async () => {
+    await watcher.stop();
+    await pool.closeAll();
+    tmp.remove();
+  });
+  /** Fires the rescan timer and resolves once that scan is over (the timer is re-armed after each scan). */
+  const tick = async () => {
+    await clock.waitForTimers(1);
+    await clock.advance(10_000);
+    await clock.waitForTimers(1);
+  };
+  return { tmp, dir, dsw, clock, logger, pool, watcher, tick };
+}
+
+describe('plugin watcher: periodic rescan', () => {
+  it('alone discovers and removes sockets (no fs.watch)', async (t) => {
+    const { dir, dsw, pool, watcher, tick } = setup(t, { useFsWatch: false });
+    await watcher.start();
+    const a = await pool.serve(join(dir, 'a.sock'));
+    mkdirSync(join(dir, 'x', 'y'), { recursive: true });
+    const b = await pool.serve(join(dir, 'x', 'y', 'b.sock'));
+    await watcher.ready;
+    assert.ok(!dsw.pluginExists(a.path), 'nothing but a rescan can find a socket here');
+
+    await tick();
+    assert.ok(dsw.pluginExists(a.path) && dsw.pluginExists(b.path));
+    const generation = dsw.get(a.path)?.uuid;
+
+    await tick();
+    assert.equal(dsw.get(a.path)?.uuid, generation, 'an unchanged socket keeps its generation');
+
+    await a.close();
+    rmSync(join(dir, 'x'), { recursive: true, force: true });
+    await tick();
+    assert.deepEqual(dsw.getPluginsToRegister(), []);
+    assert.deepEqual(watcher.knownSockets(), []);
+  });
+
+  it('gives a socket re-created between two rescans a new generation', async (t) => {
+    const { dir, dsw, pool, watcher, tick } = setup(t, { useFsWatch: false });
+    await watcher.start();
+    const path = join(dir, 'again.sock');
+    let plugin = await pool.serve(path);
+    await tick();
+    const first = dsw.get(path);
+    assert.ok(first);
+    await plugin.close();
+    plugin = await pool.serve(path);
+    await tick();
+    assert.notEqual(dsw.get(path)?.uuid, first.uuid);
+  });
+
+  it('removes an entry whose file is no longer a socket, and leaves others’ entries alone', async (t) => {
+    const { dir, dsw, pool, watcher, tick } = setup(t, { useFsWatch: false });
+    const path = join(dir, 'replaced.sock');
+    mkdirSync(dir, { recursive: true });
+    await pool.serve(path);
+    await watcher.start();
+    assert.ok(dsw.pluginExists(path));
+    writeFileSync(join(dir, 'plain'), 'x');
+    renameSync(join(dir, 'plain'), path);
+    // An entry this watcher did not add is not the watcher's to remove.
+    dsw.addOrUpdatePlugin('/elsewhere/manual.sock');
+    await tick();
+    assert.ok(!dsw.pluginExists(path));
+    assert.ok(dsw.pluginExists('/elsewhere/manual.sock'));
+  });
+
+  it('does not re-add a socket someone else removed until the file is re-created', async (t) => {
+    const { dir, dsw, pool, watcher, tick } = setup(t, { useFsWatch: false });
+    mkdirSync(dir, { recursive: true });
+    const path = join(dir, 'dead.sock');
+    let plugin = await pool.serve(path);
+    await watcher.start();
+    dsw.removePlugin(path); // e.g. a liveness probe gave up on it
+    await tick();
+    assert.ok(!dsw.pluginExists(path));
+    await plugin.close();
+    plugin = await pool.serve(path);
+    await tick();
+    assert.ok(dsw.pluginExists(path));
+  });
+
+  it('joins rescans requested while one is already queued', async (t) => {
+    const { dir, pool, watcher } = setup(t, { useFsWatch: false });
+    await watcher.start();
+    await pool.serve(join(dir, 'one.sock'));
+    const first = watcher.rescan();
+    const second = watcher.rescan();
+    assert.equal(first, second, 'a scan not yet begun is shared');
+    await Promise.all([first, second]);
+    assert.deepEqual(watcher.knownSockets(), [join(dir, 'one.sock')]);
+  });
+
+  it('survives its directory being deleted and re-creates and re-watches it on the next rescan', async (t) => {
+    const { dir, dsw, pool, watcher, logger, tick } = setup(t);
+    await watcher.start();
+    const a = await pool.serve(join(dir, 'a.sock'));
+    await waitFor('a.sock in the desired state', () => dsw.pluginExists(a.path));
+
+    rmSync(dir, { recursive: true, force: true });
+    await waitFor('a.sock gone with its directory', () => !dsw.pluginExists(a.path));
+    await waitFor('the vanished directory to be noticed', () =>
+      logger.records.some((r) => r.level === 'warn' && /plugin directory vanished/.test(r.message)),
+    );
+
+    await tick();
+    assert.ok(existsSync(dir), 'the rescan re-created the directory');
+    // The clock stands still from here on: only a re-established watch can see this socket.
+    const b = await pool.serve(join(dir, 'b.sock'));
+    await waitFor('b.sock seen by the new watch', () => dsw.pluginExists(b.path));
+    mkdirSync(join(dir, 'nested'));
+    const c = await pool.serve(join(dir, 'nested', 'c.sock'));
+    await waitFor('c.sock in a new subdirectory', () => dsw.pluginExists(c.path));
+    assert.ok(!logger.records.some((r) => r.level === 'error'));
+  });
+
+  it('flags sockets in the deprecated directory, at start and when created later', async (t) => {
+    const { tmp, dir, dsw, pool, watcher } = setup(t, {}, 'plugins');
+    const old = tmp.join('plugins');
+    mkdirSync(old, { recursive: true });
+    const early = await pool.serve(join(old, 'early.sock'));
+    await watcher.start();
+    assert.equal(dsw.get(early.path)?.foundInDeprecatedDir, true);
+
+    const current = await pool.serve(join(dir, 'current.sock'));
+    mkdirSync(join(old, 'sub'));
+    const later = await pool.serve(join(old, 'sub', 'later.sock'));
+    await waitFor('both new sockets', () => dsw.pluginExists(current.path) && dsw.pluginExists(later.path));
+    assert.equal(dsw.get(current.path)?.foundInDeprecatedDir, false);
+    assert.equal(dsw.get(later.path)?.foundInDeprecatedDir, true);
+
+    await later.close();
+    await waitFor('the deprecated socket removed', () => !dsw.pluginExists(later.path));
+  });
+
+  it('reports a deprecated directory nested in the main one once, as deprecated', async (t) => {
+    const tmp = createTempDir('bw-');
+    const dir = tmp.join('registry');
+    const dsw = createDesiredStateOfWorld();
+    const pool = new SocketPool();
+    const watcher = createPluginWatcher({
+      dir,
+      deprecatedDir: join(dir, 'old'),
+      desiredState: dsw,
+      clock: new FakeClock(),
+    });
+    t.after(async () => {
+      await watcher.stop();
+      await pool.closeAll();
+      tmp.remove();
+    });
+    await watcher.start();
+    const adds: string[] = [];
+    dsw.onChange((p) => adds.push(p));
+    const path = join(dir, 'old', 'x.sock');
+    await pool.serve(path);
+    await waitFor('the nested deprecated socket', () => dsw.pluginExists(path));
+    await watcher.rescan();
+    assert.equal(dsw.get(path)?.foundInDeprecatedDir, true);
+    assert.deepEqual(adds, [path], 'added once, by the deprecated root');
+  });
+});

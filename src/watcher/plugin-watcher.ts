@@ -1,0 +1,533 @@
+import type { Dirent } from 'node:fs';
+import { mkdir, readdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { DesiredStateOfWorld } from '../cache/types.js';
+import {
+  abortedError,
+  BerthError,
+  type Clock,
+  type ClockTimer,
+  errorMessage,
+  type Logger,
+  silentLogger,
+  systemClock,
+} from '../common/index.js';
+import { inspectPath } from './inspect-path.js';
+import { isHiddenBelow, isWithin } from './paths.js';
+import { TreeWatch } from './tree-watch.js';
+
+export interface PluginWatcherOptions {
+  /** The plugin registration directory (kubelet: /var/lib/kubelet/plugins_registry). Created if missing. */
+  dir: string;
+  /** An optional second directory whose sockets are flagged `foundInDeprecatedDir`. */
+  deprecatedDir?: string;
+  /** Where found sockets are added and vanished ones removed. */
+  desiredState: DesiredStateOfWorld;
+  clock?: Clock;
+  logger?: Logger;
+  /** Full rescan period; 0 disables the periodic rescan. Default 10 s. */
+  rescanIntervalMs?: number;
+  /** Watch the tree with fs.watch (see tree-watch.ts). Default true; false leaves discovery to the rescans. */
+  useFsWatch?: boolean;
+}
+
+export const DEFAULT_RESCAN_INTERVAL_MS = 10_000;
+
+/** new -> starting -> running -> stopped; a failed or aborted start also ends in stopped. */
+export type PluginWatcherState = 'new' | 'starting' | 'running' | 'stopped';
+
+interface WatchedRoot {
+  readonly path: string;
+  readonly deprecated: boolean;
+  /** Present while running with useFsWatch. */
+  tree: TreeWatch | undefined;
+  /** Set after a watch failure was logged at warn, so a lasting failure does not warn on every rescan. */
+  watchFailing: boolean;
+  /** A watch failed during the scan in progress (a clean scan ends `watchFailing`). */
+  failedThisScan: boolean;
+}
+
+interface KnownSocket {
+  identity: string;
+  root: WatchedRoot;
+}
+
+interface ResolvedOptions {
+  roots: WatchedRoot[];
+  desiredState: DesiredStateOfWorld;
+  clock: Clock;
+  logger: Logger;
+  rescanIntervalMs: number;
+  useFsWatch: boolean;
+}
+
+function resolveOptions(options: PluginWatcherOptions): ResolvedOptions {
+  const invalid = (message: string) => new BerthError('BERTH_INVALID_ARGUMENT', `plugin watcher: ${message}`);
+  if (typeof options.dir !== 'string' || options.dir === '') throw invalid('dir must be a non-empty path');
+  if (
+    options.deprecatedDir !== undefined &&
+    (typeof options.deprecatedDir !== 'string' || options.deprecatedDir === '')
+  ) {
+    throw invalid('deprecatedDir must be a non-empty path when given');
+  }
+  if (typeof options.desiredState?.addOrUpdatePlugin !== 'function')
+    throw invalid('desiredState is required');
+  const rescanIntervalMs = options.rescanIntervalMs ?? DEFAULT_RESCAN_INTERVAL_MS;
+  if (!Number.isFinite(rescanIntervalMs) || rescanIntervalMs < 0) {
+    throw invalid(`rescanIntervalMs must be a number >= 0 (0 disables), got ${rescanIntervalMs}`);
+  }
+  const newRoot = (path: string, deprecated: boolean): WatchedRoot => ({
+    path: resolve(path),
+    deprecated,
+    tree: undefined,
+    watchFailing: false,
+    failedThisScan: false,
+  });
+  const roots = [newRoot(options.dir, false)];
+  if (options.deprecatedDir !== undefined) {
+    const deprecated = newRoot(options.deprecatedDir, true);
+    if (deprecated.path === roots[0]?.path) throw invalid('deprecatedDir must differ from dir');
+    roots.push(deprecated);
+  }
+  return {
+    roots,
+    desiredState: options.desiredState,
+    clock: options.clock ?? systemClock,
+    logger: (options.logger ?? silentLogger).child({ component: 'plugin-watcher' }),
+    rescanIntervalMs,
+    useFsWatch: options.useFsWatch ?? true,
+  };
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void; reject: (err: unknown) => void } {
+  let resolvePromise: () => void = () => {};
+  let rejectPromise: (err: unknown) => void = () => {};
+  const promise = new Promise<void>((res, rej) => {
+    resolvePromise = res;
+    rejectPromise = rej;
+  });
+  return { promise, resolve: resolvePromise, reject: rejectPromise };
+}
+
+/**
+ * Finds plugin sockets (kubelet `pluginwatcher`) and keeps the desired state
+ * in step with the socket files under one directory tree (plus an optional
+ * deprecated one):
+ *
+ * - a start-up walk, a watch on every directory of the tree (tree-watch.ts),
+ *   and a periodic full rescan that repairs whatever the watch missed (inotify
+ *   overflow, ENOSPC, platforms whose watcher never reports sockets, such as
+ *   macOS FSEvents: krustlet#445) and re-creates a vanished root;
+ * - only sockets count; any path with a segment below the root starting with
+ *   '.' is ignored; symlinks to sockets count at the link's path, symlinked
+ *   directories are not descended into (no loops, nothing outside the tree);
+ * - a socket is added to the desired state only when it is new to the watcher
+ *   or is a different file than before (see fileIdentity), so duplicate events
+ *   and rescans never force a needless re-registration;
+ * - a socket that is deleted, renamed away or replaced by a non-socket is
+ *   removed from the desired state. The kubelet ignores renames away and keeps
+ *   such a plugin registered; berth deregisters it, because nothing can reach
+ *   the plugin at that path any more.
+ *
+ * Every filesystem decision runs through one serial queue, so an event and a
+ * rescan never race on the same path. The watcher removes only entries it
+ * added itself; an entry someone else removed (e.g. a liveness failure) is not
+ * re-added until the socket file is re-created.
+ */
+export class PluginWatcher implements AsyncDisposable {
+  /** Resolves after the first full scan; rejects if start fails or the watcher stops before that. */
+  readonly ready: Promise<void>;
+
+  readonly #options: ResolvedOptions;
+  readonly #log: Logger;
+  readonly #ready = deferred();
+  readonly #known = new Map<string, KnownSocket>();
+  /** Paths with an inspection queued but not yet started: a second event for one adds nothing. */
+  readonly #pendingInspections = new Set<string>();
+  #state: PluginWatcherState = 'new';
+  #tail: Promise<void> = Promise.resolve();
+  #queuedScan: Promise<void> | undefined;
+  #timer: ClockTimer | undefined;
+  #startPromise: Promise<void> | undefined;
+  #stopPromise: Promise<void> | undefined;
+  #removeAbortListener: (() => void) | undefined;
+
+  constructor(options: PluginWatcherOptions) {
+    this.#options = resolveOptions(options);
+    this.#log = this.#options.logger;
+    this.ready = this.#ready.promise;
+    // Nobody has to await `ready`; its rejection must not become an unhandled rejection.
+    this.ready.catch(() => {});
+  }
+
+  get state(): PluginWatcherState {
+    return this.#state;
+  }
+
+  /** Creates the directories, starts watching and resolves after the first full scan. Idempotent. */
+  start(signal?: AbortSignal): Promise<void> {
+    if (this.#state === 'stopped') {
+      return Promise.reject(
+        new BerthError('BERTH_SHUT_DOWN', 'plugin watcher is stopped; create a new one to start again'),
+      );
+    }
+    this.#startPromise ??= this.#start(signal);
+    return this.#startPromise;
+  }
+
+  /** Stops watching and rescanning; waits for the filesystem work in progress. Idempotent. */
+  stop(): Promise<void> {
+    this.#stopPromise ??= this.#stop();
+    return this.#stopPromise;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+
+  /**
+   * One full scan of every directory, after any work already queued. A call
+   * while another scan is queued but not yet begun joins that scan.
+   */
+  rescan(): Promise<void> {
+    if (this.#state === 'stopped') {
+      return Promise.reject(new BerthError('BERTH_SHUT_DOWN', 'plugin watcher is stopped'));
+    }
+    this.#queuedScan ??= this.#enqueue(async () => {
+      this.#queuedScan = undefined;
+      await this.#scanAll();
+    });
+    return this.#queuedScan;
+  }
+
+  /** The socket paths this watcher has put in the desired state, sorted. */
+  knownSockets(): string[] {
+    return [...this.#known.keys()].sort();
+  }
+
+  async #start(signal: AbortSignal | undefined): Promise<void> {
+    try {
+      if (signal?.aborted) throw abortedError(signal, 'plugin watcher start');
+      this.#state = 'starting';
+      if (signal !== undefined) {
+        const onAbort = () => void this.stop();
+        signal.addEventListener('abort', onAbort, { once: true });
+        this.#removeAbortListener = () => signal.removeEventListener('abort', onAbort);
+      }
+      for (const root of this.#options.roots) await this.#createRoot(root);
+      if (this.#options.useFsWatch) {
+        for (const root of this.#options.roots) {
+          root.tree = new TreeWatch({
+            root: root.path,
+            onPath: (path) => this.#onFsEvent(root, path),
+            onError: (_dir, err) => this.#reportWatchFailure(root, err),
+          });
+        }
+      }
+      await this.rescan();
+      // stop() (or the signal) may have run while the first scan was in progress.
+      if (this.state === 'stopped') {
+        throw signal?.aborted
+          ? abortedError(signal, 'plugin watcher start')
+          : new BerthError('BERTH_SHUT_DOWN', 'plugin watcher was stopped before its first scan finished');
+      }
+      if (this.#options.useFsWatch && this.#options.rescanIntervalMs === 0) {
+        // With no rescan to fall back on, a watch that could not be set up means a blind watcher.
+        const broken = this.#options.roots.find((root) => !root.tree?.isWatching(root.path));
+        if (broken !== undefined) {
+          throw new BerthError('BERTH_WATCHER_FAILED', `failed to start plugin fsWatcher on ${broken.path}`);
+        }
+      }
+      this.#state = 'running';
+      this.#armTimer();
+      this.#log.info(
+        { dirs: this.#options.roots.map((root) => root.path), sockets: this.#known.size },
+        'plugin watcher started',
+      );
+      this.#ready.resolve();
+    } catch (err) {
+      this.#ready.reject(err);
+      await this.stop();
+      throw err;
+    }
+  }
+
+  async #stop(): Promise<void> {
+    this.#state = 'stopped';
+    if (this.#timer !== undefined) this.#options.clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#removeAbortListener?.();
+    for (const root of this.#options.roots) {
+      root.tree?.close();
+      root.tree = undefined;
+    }
+    // A no-op once start has settled `ready`; otherwise `ready` must not hang forever.
+    this.#ready.reject(new BerthError('BERTH_SHUT_DOWN', 'plugin watcher was stopped before it was ready'));
+    await this.#tail;
+  }
+
+  async #createRoot(root: WatchedRoot): Promise<void> {
+    try {
+      await mkdir(root.path, { recursive: true, mode: 0o755 });
+    } catch (err) {
+      throw new BerthError(
+        'BERTH_WATCHER_FAILED',
+        `error (re-)creating root ${root.path}: ${errorMessage(err)}`,
+        {
+          cause: err,
+        },
+      );
+    }
+  }
+
+  /** Runs filesystem work one task at a time; a failing task is logged and does not stop the queue. */
+  #enqueue(task: () => Promise<void>): Promise<void> {
+    const run = this.#tail.then(task);
+    this.#tail = run.catch((err: unknown) => this.#log.error({ err }, 'plugin watcher task failed'));
+    return run;
+  }
+
+  #armTimer(): void {
+    const interval = this.#options.rescanIntervalMs;
+    if (this.#state !== 'running' || interval === 0) return;
+    // Re-armed only after the scan finishes, so a slow scan delays the next one instead of piling up.
+    this.#timer = this.#options.clock.setTimeout(() => {
+      this.#timer = undefined;
+      this.rescan()
+        .catch(() => {})
+        .finally(() => this.#armTimer());
+    }, interval);
+  }
+
+  async #scanAll(): Promise<void> {
+    for (const root of this.#options.roots) {
+      if (this.#state === 'stopped') return;
+      await this.#scanRoot(root);
+    }
+  }
+
+  /** Re-creates a vanished root, then reconciles the whole tree (the walk re-establishes watches). */
+  async #scanRoot(root: WatchedRoot): Promise<void> {
+    root.failedThisScan = false;
+    let dir = await inspectPath(root.path, { followDirectoryLinks: true });
+    if (dir.kind === 'missing') {
+      try {
+        await mkdir(root.path, { recursive: true, mode: 0o755 });
+        this.#log.warn({ dir: root.path }, 'plugin directory was missing; re-created it');
+      } catch (err) {
+        this.#log.error(
+          { err, dir: root.path },
+          `error (re-)creating root ${root.path}: ${errorMessage(err)}`,
+        );
+      }
+      dir = await inspectPath(root.path, { followDirectoryLinks: true });
+    }
+    if (dir.kind !== 'directory') {
+      root.tree?.removeWithin(root.path);
+      if (dir.kind !== 'missing') {
+        this.#log.error({ dir: root.path, found: dir.kind }, 'plugin directory is not a readable directory');
+      }
+    }
+    await this.#syncTree(root, root.path);
+    if (root.watchFailing && !root.failedThisScan && root.tree?.isWatching(root.path)) {
+      root.watchFailing = false;
+      this.#log.info({ dir: root.path }, 'watching plugin directory again');
+    }
+  }
+
+  /** Watches `dir` before it is read, so an entry created in between is seen by the watch or the read. */
+  async #watchDirectory(root: WatchedRoot, dir: string): Promise<void> {
+    if (root.tree === undefined || this.#state === 'stopped') return;
+    // The walk only gets here for real directories, or for the root (which may be a link).
+    const found = await inspectPath(dir, { followDirectoryLinks: true });
+    if (found.kind !== 'directory') return;
+    try {
+      root.tree.add(dir, found.identity);
+    } catch (err) {
+      this.#reportWatchFailure(root, err);
+    }
+  }
+
+  #reportWatchFailure(root: WatchedRoot, err: unknown): void {
+    root.failedThisScan = true;
+    const repair =
+      this.#options.rescanIntervalMs > 0
+        ? 'the periodic rescan keeps finding sockets and retries the watch'
+        : 'rescans are disabled: changes are seen only on rescan()';
+    const fields = { err, dir: root.path };
+    const message = `watching plugin directory failed: ${errorMessage(err)}; ${repair}`;
+    if (root.watchFailing) this.#log.debug(fields, message);
+    else this.#log.warn(fields, message);
+    root.watchFailing = true;
+  }
+
+  #onFsEvent(root: WatchedRoot, path: string | undefined): void {
+    if (this.#state === 'stopped') return;
+    if (path === undefined) {
+      // The platform could not say what changed: look at everything.
+      void this.rescan().catch(() => {});
+      return;
+    }
+    if (this.#ownerRoot(path) !== root) return; // inside a nested root that reports it itself
+    if (isHiddenBelow(root.path, path)) {
+      this.#log.debug({ path }, 'ignoring dot-prefixed path');
+      return;
+    }
+    if (this.#pendingInspections.has(path)) return;
+    this.#pendingInspections.add(path);
+    void this.#enqueue(async () => {
+      this.#pendingInspections.delete(path);
+      await this.#inspect(root, path);
+    });
+  }
+
+  /** Decides what one changed path means now; the event type is not trusted (Node says 'rename' for both). */
+  async #inspect(root: WatchedRoot, path: string): Promise<void> {
+    if (this.#state === 'stopped') return;
+    if (path === root.path) {
+      await this.#inspectRoot(root);
+      return;
+    }
+    const found = await inspectPath(path);
+    // Whatever is at `path` now, a directory watched there before is gone (a new one gets a new watch).
+    if (found.kind !== 'directory' && found.kind !== 'error') root.tree?.removeWithin(path);
+    switch (found.kind) {
+      case 'socket':
+        this.#observeSocket(root, path, found.identity);
+        return;
+      case 'directory':
+        // New (or renamed-in) directory: its sockets may predate the watch on it.
+        this.#forget(path, 'replaced by a directory');
+        await this.#syncTree(root, path);
+        return;
+      case 'missing':
+        // Deleted or renamed away; for a directory, everything below it went too.
+        this.#log.debug({ path }, 'path is gone');
+        this.#forgetWithin(root, path, 'removed');
+        return;
+      case 'other':
+        if (this.#known.has(path)) this.#forget(path, 'no longer a socket');
+        else this.#log.debug({ path }, 'ignoring non-socket file');
+        return;
+      case 'error':
+        this.#log.warn(
+          { err: found.error, path },
+          'cannot inspect path; keeping what was known until a rescan',
+        );
+        return;
+    }
+  }
+
+  async #inspectRoot(root: WatchedRoot): Promise<void> {
+    const dir = await inspectPath(root.path, { followDirectoryLinks: true });
+    if (dir.kind === 'directory') {
+      await this.#syncTree(root, root.path);
+      return;
+    }
+    if (dir.kind === 'error') return;
+    // The root itself went away: the watches in it are dead and every socket below it is gone.
+    root.tree?.removeWithin(root.path);
+    this.#forgetWithin(root, root.path, 'plugin directory removed');
+    const next =
+      this.#options.rescanIntervalMs > 0
+        ? 'the next rescan re-creates it and watches it again'
+        : 'rescans are disabled: call rescan() to re-create it';
+    this.#log.warn({ dir: root.path }, `plugin directory vanished; ${next}`);
+  }
+
+  /**
+   * Walks `dir` (any depth) adding new or changed sockets, then re-checks every
+   * socket this watcher knows below `dir` that the walk did not meet, and
+   * forgets those that are really gone or no longer sockets.
+   */
+  async #syncTree(root: WatchedRoot, dir: string): Promise<void> {
+    const seen = new Set<string>();
+    await this.#walk(root, dir, seen);
+    for (const [path, known] of [...this.#known]) {
+      if (this.#state === 'stopped') return;
+      if (known.root !== root || seen.has(path) || !isWithin(path, dir)) continue;
+      const found = await inspectPath(path);
+      if (found.kind === 'socket') this.#observeSocket(root, path, found.identity);
+      else if (found.kind === 'missing') this.#forget(path, 'removed');
+      else if (found.kind !== 'error') this.#forget(path, 'no longer a socket');
+    }
+  }
+
+  async #walk(root: WatchedRoot, dir: string, seen: Set<string>): Promise<void> {
+    await this.#watchDirectory(root, dir);
+    let entries: Dirent[];
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR')
+        this.#log.debug({ dir }, 'directory vanished during the walk');
+      else this.#log.warn({ err, dir }, 'cannot read plugin directory');
+      return;
+    }
+    for (const entry of entries) {
+      if (this.#state === 'stopped') return;
+      const path = join(dir, entry.name);
+      if (entry.name.startsWith('.')) {
+        this.#log.debug({ path }, 'ignoring dot-prefixed path');
+        continue;
+      }
+      if (entry.isDirectory()) {
+        if (this.#ownerRoot(path) === root) await this.#walk(root, path, seen);
+        continue;
+      }
+      if (!entry.isSocket() && !entry.isSymbolicLink()) {
+        this.#log.debug({ path }, 'ignoring non-socket file');
+        continue;
+      }
+      const found = await inspectPath(path);
+      if (found.kind === 'socket') {
+        seen.add(path);
+        this.#observeSocket(root, path, found.identity);
+      } else {
+        this.#log.debug({ path, found: found.kind }, 'ignoring symlink that does not point at a socket');
+      }
+    }
+  }
+
+  #observeSocket(root: WatchedRoot, path: string, identity: string): void {
+    if (this.#state === 'stopped') return;
+    const known = this.#known.get(path);
+    if (known !== undefined && known.identity === identity && known.root === root) return;
+    try {
+      this.#options.desiredState.addOrUpdatePlugin(path, { foundInDeprecatedDir: root.deprecated });
+    } catch (err) {
+      this.#log.error({ err, socketPath: path }, 'error adding socket path to desired state cache');
+      return;
+    }
+    this.#known.set(path, { identity, root });
+    const message = known === undefined ? 'plugin socket found' : 'plugin socket re-created: new generation';
+    this.#log.info({ socketPath: path, foundInDeprecatedDir: root.deprecated }, message);
+  }
+
+  #forget(path: string, reason: string): void {
+    if (this.#state === 'stopped' || !this.#known.delete(path)) return;
+    this.#options.desiredState.removePlugin(path);
+    this.#log.info({ socketPath: path, reason }, 'plugin socket gone');
+  }
+
+  #forgetWithin(root: WatchedRoot, dir: string, reason: string): void {
+    for (const [path, known] of [...this.#known]) {
+      if (known.root === root && isWithin(path, dir)) this.#forget(path, reason);
+    }
+  }
+
+  /** The innermost watched root containing `path` (roots may nest). */
+  #ownerRoot(path: string): WatchedRoot | undefined {
+    let owner: WatchedRoot | undefined;
+    for (const root of this.#options.roots) {
+      if (isWithin(path, root.path) && (owner === undefined || root.path.length > owner.path.length))
+        owner = root;
+    }
+    return owner;
+  }
+}
+
+export function createPluginWatcher(options: PluginWatcherOptions): PluginWatcher {
+  return new PluginWatcher(options);
+}
