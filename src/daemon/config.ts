@@ -30,7 +30,7 @@ export interface HandlerConfig {
 export type ObjectSourceConfig =
   | { type: 'directory'; root: string }
   | { type: 'etcd'; endpoints: string[]; prefix?: string }
-  | { type: 'kubernetes'; kubeconfig?: string };
+  | { type: 'kubernetes'; kubeconfig: string };
 
 /** The daemon's fully resolved configuration: every default filled in, every path absolute. */
 export interface DaemonConfig {
@@ -206,7 +206,7 @@ export function resolveDaemonConfig(
         : false,
     registry: { subscriberQueueSize: file.registry?.subscriberQueueSize ?? DEFAULTS.subscriberQueueSize },
     objects: {
-      source: resolveObjectSource(file, layout.objectsRoot, fromFile),
+      source: resolveObjectSource(file, layout.objectsRoot, fromFile, env.KUBECONFIG ?? join(home, '.kube', 'config')),
       strategy: file.objects?.strategy ?? DEFAULTS.objectStrategy,
       ttlMs: file.objects?.ttl ?? DEFAULTS.objectTtlMs,
     },
@@ -226,6 +226,7 @@ function resolveObjectSource(
   file: ConfigFile,
   defaultRoot: string,
   fromFile: (p: string | undefined) => string | undefined,
+  defaultKubeconfig: string,
 ): ObjectSourceConfig {
   const source = file.objects?.source;
   if (source === undefined || source.type === 'directory') {
@@ -236,10 +237,7 @@ function resolveObjectSource(
     if (source.prefix !== undefined) etcd.prefix = source.prefix;
     return etcd;
   }
-  const kube: ObjectSourceConfig = { type: 'kubernetes' };
-  const kubeconfig = fromFile(source.kubeconfig);
-  if (kubeconfig !== undefined) kube.kubeconfig = kubeconfig;
-  return kube;
+  return { type: 'kubernetes', kubeconfig: fromFile(source.kubeconfig) ?? defaultKubeconfig };
 }
 
 /** `berth run`'s whole configuration step: read the file named by --config (if any), then apply flags. */

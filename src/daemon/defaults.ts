@@ -8,7 +8,7 @@ import { join } from 'node:path';
 export const DEFAULTS = {
   logLevel: 'info',
   resyncPeriodMs: 60_000,
-  rescanIntervalMs: 30_000,
+  rescanIntervalMs: 10_000,
   dialTimeoutMs: 10_000,
   getInfoTimeoutMs: 1_000,
   notifyTimeoutMs: 5_000,

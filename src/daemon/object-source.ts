@@ -13,12 +13,13 @@ export function createConfiguredSource(config: ObjectSourceConfig, clock: Clock,
     case 'directory':
       return createDirectorySource({ root: config.root, logger, clock });
     case 'etcd':
-      return createEtcdSource(
-        config.prefix === undefined ? { endpoints: config.endpoints } : { endpoints: config.endpoints, prefix: config.prefix },
-      );
-    case 'kubernetes':
-      return createKubernetesSource({
-        kubeConfig: config.kubeconfig === undefined ? {} : { kubeconfigPath: config.kubeconfig },
+      return createEtcdSource({
+        endpoints: config.endpoints,
+        ...(config.prefix === undefined ? {} : { prefix: config.prefix }),
+        logger,
+        clock,
       });
+    case 'kubernetes':
+      return createKubernetesSource({ kubeConfig: { kubeconfigPath: config.kubeconfig }, logger });
   }
 }

@@ -78,6 +78,13 @@ export {
   type DirectorySource,
   type DirectorySourceOptions,
 } from './sources/directory-source.js';
+export {
+  createEtcdSource,
+  DEFAULT_ETCD_PREFIX,
+  type EtcdSource,
+  type EtcdSourceOptions,
+} from './sources/etcd-source.js';
+export { createKubernetesSource, type KubernetesSourceOptions } from './sources/kubernetes-source.js';
 export { createMemorySource, type MemorySource, type MemorySourceOptions } from './sources/memory-source.js';
 export type { Store } from './store.js';
 export {

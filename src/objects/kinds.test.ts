@@ -3,7 +3,6 @@ import { describe, test } from 'node:test';
 import { isBerthError } from '../common/index.js';
 import { FakeClock } from '../testing/fake-clock.js';
 import { waitFor } from '../testing/wait-for.js';
-import { createCacheBasedManager } from './manager.js';
 import {
   createConfigMapManager,
   createObjectManagers,
@@ -11,6 +10,7 @@ import {
   createSimpleManager,
   DEFAULT_CHANGE_DETECTION_STRATEGY,
 } from './kinds.js';
+import { createCacheBasedManager } from './manager.js';
 import type { Pod } from './pod.js';
 import { getConfigMapNames } from './references.js';
 import type { KubeObject } from './source.js';
@@ -20,13 +20,20 @@ import { configMap, secret } from './test-fixtures.js';
 import { createTtlStore } from './ttl-store.js';
 
 /** A pod with configmaps as env (configMapKeyRef), envFrom and a volume. */
-function podWithConfigMaps(ns: string, name: string, refs: { env?: string[]; envFrom?: string[]; volumes?: string[] }): Pod {
+function podWithConfigMaps(
+  ns: string,
+  name: string,
+  refs: { env?: string[]; envFrom?: string[]; volumes?: string[] },
+): Pod {
   return {
     metadata: { namespace: ns, name, uid: `uid-${ns}-${name}` },
     spec: {
       containers: [
         {
-          env: (refs.env ?? []).map((n) => ({ name: `E_${n}`, valueFrom: { configMapKeyRef: { name: n, key: 'k' } } })),
+          env: (refs.env ?? []).map((n) => ({
+            name: `E_${n}`,
+            valueFrom: { configMapKeyRef: { name: n, key: 'k' } },
+          })),
           envFrom: (refs.envFrom ?? []).map((n) => ({ configMapRef: { name: n } })),
         },
       ],
@@ -39,14 +46,17 @@ describe('configmap and secret managers (upstream configmap/secret package tests
   test('configmap manager end to end: only the current references exist', async () => {
     const memory = createMemorySource();
     for (const ns of ['ns1', 'ns2', 'ns3']) {
-      for (const name of ['s1', 's2', 's3', 's4', 's5', 's6', 's20', 's40', 's50', 's60']) memory.put('configmaps', configMap(ns, name));
+      for (const name of ['s1', 's2', 's3', 's4', 's5', 's6', 's20', 's40', 's50', 's60'])
+        memory.put('configmaps', configMap(ns, name));
     }
     const store = createTtlStore({
       getObject: (ns, name, options) => memory.get('configmaps', ns, name, options),
       clock: new FakeClock(),
       defaultTtlMs: 0,
     });
-    const manager = createConfigMapManager(createCacheBasedManager({ store, getReferencedObjects: getConfigMapNames }));
+    const manager = createConfigMapManager(
+      createCacheBasedManager({ store, getReferencedObjects: getConfigMapNames }),
+    );
     const first = { env: ['s1'], envFrom: ['s20'], volumes: ['s2'] };
     manager.registerPod(podWithConfigMaps('ns1', 'name1', first));
     manager.registerPod(podWithConfigMaps('ns2', 'name2', first));
@@ -60,7 +70,10 @@ describe('configmap and secret managers (upstream configmap/secret package tests
         if (shouldExist) {
           assert.equal((await manager.getConfigMap(ns, name)).metadata.name, name);
         } else {
-          await assert.rejects(manager.getConfigMap(ns, name), new RegExp(`object "${ns}"/"${name}" not registered`));
+          await assert.rejects(
+            manager.getConfigMap(ns, name),
+            new RegExp(`object "${ns}"/"${name}" not registered`),
+          );
         }
       }
     }
@@ -76,7 +89,9 @@ describe('configmap and secret managers (upstream configmap/secret package tests
     await manager.getSecret('ns', 'a');
     await manager.getSecret('ns', 'a');
     assert.equal(source.count('get', 'secrets'), 2);
-    await assert.rejects(manager.getSecret('ns', 'missing'), (err: unknown) => isBerthError(err, 'BERTH_OBJECT_NOT_FOUND'));
+    await assert.rejects(manager.getSecret('ns', 'missing'), (err: unknown) =>
+      isBerthError(err, 'BERTH_OBJECT_NOT_FOUND'),
+    );
   });
 
   test('a wrong kind or a non-object is "unexpected object type"; store errors pass through', async () => {
@@ -125,7 +140,8 @@ describe('createObjectManagers', () => {
     assert.throws(
       () => createObjectManagers({ strategy: 'Poll', source: createMemorySource() }),
       (err: unknown) =>
-        isBerthError(err, 'BERTH_UNKNOWN_STRATEGY') && err.message === 'unknown configmap and secret manager mode: Poll',
+        isBerthError(err, 'BERTH_UNKNOWN_STRATEGY') &&
+        err.message === 'unknown configmap and secret manager mode: Poll',
     );
   });
 
@@ -158,7 +174,9 @@ describe('createObjectManagers', () => {
       },
     };
     managers.registerPod(pod);
-    assert.deepEqual(managers.pods(), [{ namespace: 'ns', name: 'web', uid: 'u1', secrets: ['token'], configMaps: ['settings'] }]);
+    assert.deepEqual(managers.pods(), [
+      { namespace: 'ns', name: 'web', uid: 'u1', secrets: ['token'], configMaps: ['settings'] },
+    ]);
     assert.equal((await managers.secrets.getSecret('ns', 'token')).metadata.name, 'token');
     assert.equal((await managers.configMaps.getConfigMap('ns', 'settings')).metadata.name, 'settings');
     assert.deepEqual(managers.stats(), {
@@ -181,7 +199,13 @@ describe('createObjectManagers', () => {
     memory.put('secrets', secret('ns', 'token'));
     const clock = new FakeClock();
     let ttl: { ttlMs: number } | undefined;
-    const managers = createObjectManagers({ strategy: 'Cache', source, clock, ttlMs: 10_000, getTtl: () => ttl });
+    const managers = createObjectManagers({
+      strategy: 'Cache',
+      source,
+      clock,
+      ttlMs: 10_000,
+      getTtl: () => ttl,
+    });
     managers.registerPod({
       metadata: { namespace: 'ns', name: 'p', uid: 'u' },
       spec: { imagePullSecrets: [{ name: 'token' }] },

@@ -44,7 +44,11 @@ describe('cache-based manager (upstream cache_based_manager_test)', () => {
   };
   const second: SecretsToAttach = {
     imagePullSecretNames: ['s1'],
-    containerEnvSecrets: [{ envVarNames: ['s1'] }, { envVarNames: ['s2'], envFromNames: ['s20'] }, { envVarNames: ['s3'] }],
+    containerEnvSecrets: [
+      { envVarNames: ['s1'] },
+      { envVarNames: ['s2'], envFromNames: ['s20'] },
+      { envVarNames: ['s3'] },
+    ],
   };
 
   for (const [mode, fetchesOnUpdate] of [
@@ -102,7 +106,11 @@ describe('cache-based manager (upstream cache_based_manager_test)', () => {
       const { store, manager } = setup(60_000, mode);
       const s1: SecretsToAttach = {
         imagePullSecretNames: ['s1'],
-        containerEnvSecrets: [{ envVarNames: ['s1'], envFromNames: ['s10'] }, { envVarNames: ['s2'] }, { envVarNames: ['s3'] }],
+        containerEnvSecrets: [
+          { envVarNames: ['s1'], envFromNames: ['s10'] },
+          { envVarNames: ['s2'] },
+          { envVarNames: ['s3'] },
+        ],
       };
       const s2: SecretsToAttach = {
         imagePullSecretNames: ['s2'],
@@ -116,7 +124,9 @@ describe('cache-based manager (upstream cache_based_manager_test)', () => {
         imagePullSecretNames: ['s3'],
         containerEnvSecrets: [{ envVarNames: ['s6'] }, { envFromNames: ['s60'] }],
       };
-      const s5: SecretsToAttach = { containerEnvSecrets: [{ envVarNames: ['s7'] }, { envFromNames: ['s70'] }] };
+      const s5: SecretsToAttach = {
+        containerEnvSecrets: [{ envVarNames: ['s7'] }, { envFromNames: ['s70'] }],
+      };
       manager.registerPod(podWithSecrets('ns1', 'name1', s1));
       manager.registerPod(podWithSecrets('ns1', 'name2', s1));
       manager.registerPod(podWithSecrets('ns1', 'name2', s2));
@@ -132,8 +142,23 @@ describe('cache-based manager (upstream cache_based_manager_test)', () => {
       manager.unregisterPod(podWithSecrets('ns1', 'other-name', s2));
       manager.registerPod(podWithSecrets('ns1', 'noop-pod', s5));
       manager.registerPod(podWithSecrets('ns1', 'noop-pod', s5));
-      const expected = { s1: 3, s10: 1, s2: 3, s3: 3, s30: 2, s4: 2, s5: 4, s50: 2, s6: 0, s60: 0, s7: 1, s70: 1 };
-      const actual = Object.fromEntries(Object.keys(expected).map((name) => [name, store.references('ns1', name)]));
+      const expected = {
+        s1: 3,
+        s10: 1,
+        s2: 3,
+        s3: 3,
+        s30: 2,
+        s4: 2,
+        s5: 4,
+        s50: 2,
+        s6: 0,
+        s60: 0,
+        s7: 1,
+        s70: 1,
+      };
+      const actual = Object.fromEntries(
+        Object.keys(expected).map((name) => [name, store.references('ns1', name)]),
+      );
       assert.deepEqual(actual, expected);
     });
   }
@@ -186,7 +211,9 @@ describe('cache-based manager berth specifics', () => {
     assert.equal(store.references('ns1', 's1'), 2);
     manager.unregisterPod(podWithSecrets('ns1', 'p', attach, 'uid-old'));
     assert.equal(store.references('ns1', 's1'), 1);
-    assert.deepEqual(manager.registeredPods(), [{ namespace: 'ns1', name: 'p', uid: 'uid-new', objects: ['s1'] }]);
+    assert.deepEqual(manager.registeredPods(), [
+      { namespace: 'ns1', name: 'p', uid: 'uid-new', objects: ['s1'] },
+    ]);
   });
 
   test('pods without namespace, name or uid are rejected, naming the field', () => {

@@ -29,7 +29,10 @@ describe('reference extractors', () => {
           { name: 'v3', cephfs: { secretRef: { name: 'ceph' } } },
           { name: 'v4', cinder: { secretRef: { name: 'cinder' } } },
           { name: 'v5', flexVolume: { secretRef: { name: 'flex' } } },
-          { name: 'v6', projected: { sources: [{ secret: { name: 'projected' } }, { configMap: { name: 'pcm' } }] } },
+          {
+            name: 'v6',
+            projected: { sources: [{ secret: { name: 'projected' } }, { configMap: { name: 'pcm' } }] },
+          },
           { name: 'v7', rbd: { secretRef: { name: 'rbd' } } },
           { name: 'v8', secret: { secretName: 'secret-volume' } },
           { name: 'v9', scaleIO: { secretRef: { name: 'scaleio' } } },
@@ -76,12 +79,22 @@ describe('reference extractors', () => {
         ephemeralContainers: [{ envFrom: [{ configMapRef: { name: 'ephemeral' } }] }],
         volumes: [
           { name: 'v1', configMap: { name: 'volume' } },
-          { name: 'v2', projected: { sources: [{ configMap: { name: 'projected' } }, { secret: { name: 's' } }, {}] } },
+          {
+            name: 'v2',
+            projected: { sources: [{ configMap: { name: 'projected' } }, { secret: { name: 's' } }, {}] },
+          },
           { name: 'v3', secret: { secretName: 'secret-volume' } },
         ],
       },
     };
-    assert.deepEqual(sorted(getConfigMapNames(pod)), ['env', 'envfrom', 'ephemeral', 'init-env', 'projected', 'volume']);
+    assert.deepEqual(sorted(getConfigMapNames(pod)), [
+      'env',
+      'envfrom',
+      'ephemeral',
+      'init-env',
+      'projected',
+      'volume',
+    ]);
   });
 
   test('a pod without a spec, or with nulls where lists go, references nothing', () => {

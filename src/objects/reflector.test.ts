@@ -95,9 +95,12 @@ describe('reflector', () => {
       watch(resource, namespace, options) {
         if (!tooOld) return memory.watch(resource, namespace, options);
         tooOld = false;
-        return (async function* (): AsyncGenerator<WatchEvent> {
-          throw new BerthError('BERTH_RESOURCE_VERSION_TOO_OLD', 'too old resource version');
-        })();
+        return {
+          [Symbol.asyncIterator]: (): AsyncIterator<WatchEvent> => ({
+            next: () =>
+              Promise.reject(new BerthError('BERTH_RESOURCE_VERSION_TOO_OLD', 'too old resource version')),
+          }),
+        };
       },
     });
     const clock = new FakeClock();

@@ -26,7 +26,10 @@ export function podWithSecrets(namespace: string, name: string, attach: SecretsT
       containers: (attach.containerEnvSecrets ?? []).map((env, i) => ({
         name: `container-${i}`,
         envFrom: (env.envFromNames ?? []).map((n) => ({ secretRef: { name: n } })),
-        env: (env.envVarNames ?? []).map((n) => ({ name: `E_${n}`, valueFrom: { secretKeyRef: { name: n, key: 'k' } } })),
+        env: (env.envVarNames ?? []).map((n) => ({
+          name: `E_${n}`,
+          valueFrom: { secretKeyRef: { name: n, key: 'k' } },
+        })),
       })),
     },
   };
@@ -41,7 +44,10 @@ export function configMap(namespace: string, name: string, extra: Partial<KubeOb
 }
 
 /** A memory source holding a secret for every (namespace, name), behind an action recorder. */
-export function countedSecrets(namespaces: string[], names: string[]): { memory: MemorySource; source: CountingSource } {
+export function countedSecrets(
+  namespaces: string[],
+  names: string[],
+): { memory: MemorySource; source: CountingSource } {
   const memory = createMemorySource();
   for (const ns of namespaces) for (const name of names) memory.put('secrets', secret(ns, name));
   return { memory, source: countingSource(memory) };

@@ -10,7 +10,12 @@ import { createTtlStore, type GetObjectFn } from './ttl-store.js';
 
 const NOT_REGISTERED = /object ".*"\/".*" not registered$/;
 
-function storeOver(source: ReturnType<typeof countedSecrets>['source'], clock: FakeClock, defaultTtlMs: number, getTtl?: () => TtlAnswer) {
+function storeOver(
+  source: ReturnType<typeof countedSecrets>['source'],
+  clock: FakeClock,
+  defaultTtlMs: number,
+  getTtl?: () => TtlAnswer,
+) {
   return createTtlStore({
     getObject: (ns, name, options) => source.get('secrets', ns, name, options),
     clock,
@@ -19,7 +24,12 @@ function storeOver(source: ReturnType<typeof countedSecrets>['source'], clock: F
   });
 }
 
-async function checkObject(store: { get(ns: string, n: string): Promise<KubeObject> }, ns: string, name: string, shouldExist: boolean) {
+async function checkObject(
+  store: { get(ns: string, n: string): Promise<KubeObject> },
+  ns: string,
+  name: string,
+  shouldExist: boolean,
+) {
   if (shouldExist) {
     await store.get(ns, name);
   } else {
@@ -133,11 +143,26 @@ describe('TTL store (upstream cache_based_manager_test)', () => {
       { node: () => undefined, want: undefined },
       { node: () => ({ metadata: {} }), want: undefined },
       { node: () => ({ metadata: { annotations: {} } }), want: undefined },
-      { node: () => ({ metadata: { annotations: { 'node.alpha.kubernetes.io/ttl': 'bad' } } }), want: undefined },
-      { node: () => ({ metadata: { annotations: { 'node.alpha.kubernetes.io/ttl': '1.5' } } }), want: undefined },
-      { node: () => ({ metadata: { annotations: { 'node.alpha.kubernetes.io/ttl': '0' } } }), want: { ttlMs: 0 } },
-      { node: () => ({ metadata: { annotations: { 'node.alpha.kubernetes.io/ttl': '60' } } }), want: { ttlMs: 60_000 } },
-      { node: async () => ({ metadata: { annotations: { 'node.alpha.kubernetes.io/ttl': '-5' } } }), want: { ttlMs: -5_000 } },
+      {
+        node: () => ({ metadata: { annotations: { 'node.alpha.kubernetes.io/ttl': 'bad' } } }),
+        want: undefined,
+      },
+      {
+        node: () => ({ metadata: { annotations: { 'node.alpha.kubernetes.io/ttl': '1.5' } } }),
+        want: undefined,
+      },
+      {
+        node: () => ({ metadata: { annotations: { 'node.alpha.kubernetes.io/ttl': '0' } } }),
+        want: { ttlMs: 0 },
+      },
+      {
+        node: () => ({ metadata: { annotations: { 'node.alpha.kubernetes.io/ttl': '60' } } }),
+        want: { ttlMs: 60_000 },
+      },
+      {
+        node: async () => ({ metadata: { annotations: { 'node.alpha.kubernetes.io/ttl': '-5' } } }),
+        want: { ttlMs: -5_000 },
+      },
     ];
     for (const [i, c] of cases.entries()) {
       const getTtl = getObjectTtlFromNode(c.node as () => undefined);
@@ -240,7 +265,10 @@ describe('TTL store details', () => {
     releases.get('fast')?.();
     assert.equal((await fast).metadata.name, 'fast'); // not blocked behind "slow"
     releases.get('slow')?.();
-    assert.deepEqual((await Promise.all(slow)).map((o) => o.metadata.name), ['slow', 'slow']);
+    assert.deepEqual(
+      (await Promise.all(slow)).map((o) => o.metadata.name),
+      ['slow', 'slow'],
+    );
     assert.equal(fetches, 2);
   });
 

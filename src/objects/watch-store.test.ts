@@ -4,8 +4,7 @@ import { isBerthError } from '../common/index.js';
 import { FakeClock } from '../testing/fake-clock.js';
 import { waitFor } from '../testing/wait-for.js';
 import type { KubeObject } from './source.js';
-import { countingSource } from './sources/counting-source.js';
-import { gatedSource } from './sources/counting-source.js';
+import { countingSource, gatedSource } from './sources/counting-source.js';
 import { createMemorySource } from './sources/memory-source.js';
 import { secret } from './test-fixtures.js';
 import { createWatchStore, type WatchStore, type WatchStoreOptions } from './watch-store.js';
@@ -68,9 +67,15 @@ describe('watch store (upstream watch_based_manager_test)', () => {
       return true;
     });
     memory.put('secrets', secret('ns', 'name', { data: { k: 'djE=' } }));
-    await waitFor('added secret visible', async () => typeof (await getOrCode(store, 'ns', 'name')) === 'object');
+    await waitFor(
+      'added secret visible',
+      async () => typeof (await getOrCode(store, 'ns', 'name')) === 'object',
+    );
     memory.remove('secrets', 'ns', 'name');
-    await waitFor('deleted secret gone', async () => (await getOrCode(store, 'ns', 'name')) === 'BERTH_OBJECT_NOT_FOUND');
+    await waitFor(
+      'deleted secret gone',
+      async () => (await getOrCode(store, 'ns', 'name')) === 'BERTH_OBJECT_NOT_FOUND',
+    );
     store.deleteReference('ns', 'name', 'pod');
     await assert.rejects(store.get('ns', 'name'), /object "ns"\/"name" not registered/);
   });
@@ -92,8 +97,17 @@ describe('watch store (upstream watch_based_manager_test)', () => {
     assert.equal(store.watchesOpen(), 0);
   });
 
-  const cases: Array<{ label: string; initial?: KubeObject; update: KubeObject; runningAfterUpdate: boolean }> = [
-    { label: 'missing → mutable', update: secret('ns', 'name', { data: { v: '2' } }), runningAfterUpdate: true },
+  const cases: Array<{
+    label: string;
+    initial?: KubeObject;
+    update: KubeObject;
+    runningAfterUpdate: boolean;
+  }> = [
+    {
+      label: 'missing → mutable',
+      update: secret('ns', 'name', { data: { v: '2' } }),
+      runningAfterUpdate: true,
+    },
     {
       label: 'missing → immutable',
       update: secret('ns', 'name', { data: { v: '2' }, immutable: true }),
@@ -176,7 +190,10 @@ describe('watch store (upstream watch_based_manager_test)', () => {
     await clock.advance(90_000);
     store.recycleIdle();
     assert.deepEqual(
-      { running: store.itemState('ns', 'name')?.running, initialized: store.itemState('ns', 'name')?.initialized },
+      {
+        running: store.itemState('ns', 'name')?.running,
+        initialized: store.itemState('ns', 'name')?.initialized,
+      },
       { running: true, initialized: false },
     );
 
@@ -206,7 +223,10 @@ describe('watch store (upstream watch_based_manager_test)', () => {
         op();
         return count();
       });
-    assert.deepEqual(steps([() => add('pod1'), () => add('pod1'), () => del('pod1'), () => del('pod1')]), [1, 2, 1, 0]);
+    assert.deepEqual(
+      steps([() => add('pod1'), () => add('pod1'), () => del('pod1'), () => del('pod1')]),
+      [1, 2, 1, 0],
+    );
     assert.deepEqual(steps([() => del('pod1')]), [0]);
     assert.deepEqual(steps([() => add('pod1'), () => del('pod1'), () => del('pod1')]), [1, 0, 0]);
     assert.deepEqual(
@@ -347,7 +367,11 @@ describe('immutable objects deleted and recreated (kubernetes#131589)', () => {
     memory.remove('secrets', 'ns', 'gone');
     source.reset();
     await clock.advance(60_000);
-    await Promise.all([getOrCode(store, 'ns', 'kept'), getOrCode(store, 'ns', 'kept'), getOrCode(store, 'ns', 'kept')]);
+    await Promise.all([
+      getOrCode(store, 'ns', 'kept'),
+      getOrCode(store, 'ns', 'kept'),
+      getOrCode(store, 'ns', 'kept'),
+    ]);
     assert.equal(source.count('get'), 1); // concurrent gets share one re-check
     assert.equal(store.itemState('ns', 'kept')?.running, false);
     assert.equal(await getOrCode(store, 'ns', 'gone'), 'BERTH_OBJECT_NOT_FOUND');

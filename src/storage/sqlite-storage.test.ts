@@ -307,6 +307,34 @@ describe('SQLite storage', () => {
     });
   }
 
+  it('damage that appears after opening is caught by the next read and set aside the same way', () => {
+    const dir = createTempDir();
+    try {
+      const path = dir.join('state.db');
+      const observed = openObserved(path);
+      try {
+        observed.storage.putDynamicPluginRegistryState(sampleState);
+        assert.equal(observed.reports.length, 0);
+        const other = new Database(path);
+        other.exec("UPDATE plugin_instances SET info_json = '[]' WHERE position = 0");
+        other.close();
+        assert.throws(() => observed.storage.getDynamicPluginRegistryState(), {
+          code: 'BERTH_STORAGE_CORRUPT',
+          message: /stored value is not an object/,
+        });
+        assert.equal(observed.reports.length, 1);
+        assert.ok(existsSync(observed.reports[0]?.movedTo ?? ''));
+        assert.equal(observed.storage.getDynamicPluginRegistryState(), undefined, 'carries on, empty');
+        observed.storage.putDynamicPluginRegistryState({ plugins: {} });
+        assert.deepEqual(observed.storage.getDynamicPluginRegistryState(), { plugins: {} });
+      } finally {
+        observed.storage.close();
+      }
+    } finally {
+      dir.remove();
+    }
+  });
+
   it('picks a new name when a set-aside file with the same timestamp exists', () => {
     const dir = createTempDir();
     try {

@@ -46,7 +46,7 @@ export class RecordingHandler implements PluginHandler {
     this.events = [];
   }
 
-  /** Resolves once `predicate(events)` holds (checked after every call). */
+  /** Resolves once `predicate(events)` holds (checked as every call starts and ends). */
   waitForEvents(predicate: (events: readonly string[]) => boolean): Promise<void> {
     if (predicate(this.events)) return Promise.resolve();
     return new Promise((resolve) => {
@@ -113,13 +113,18 @@ export class RecordingHandler implements PluginHandler {
     this.#inFlight.add(call.name);
     this.calls.push(call);
     this.events.push(`${call.op} ${call.name}`);
+    this.#notify();
     try {
       const delay = this.behaviour.delayMs ?? 0;
       if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
       await body();
     } finally {
       this.#inFlight.delete(call.name);
-      for (const listener of [...this.#listeners]) listener();
+      this.#notify();
     }
+  }
+
+  #notify(): void {
+    for (const listener of [...this.#listeners]) listener();
   }
 }

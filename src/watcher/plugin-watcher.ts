@@ -344,7 +344,11 @@ export class PluginWatcher implements AsyncDisposable {
     try {
       root.tree.add(dir, found.identity);
     } catch (err) {
-      this.#reportWatchFailure(root, err);
+      const code = (err as NodeJS.ErrnoException).code;
+      // Gone between the stat and the watch: the event for its removal follows.
+      if (code === 'ENOENT' || code === 'ENOTDIR')
+        this.#log.debug({ dir }, 'directory vanished before it was watched');
+      else this.#reportWatchFailure(root, err);
     }
   }
 

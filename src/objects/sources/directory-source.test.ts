@@ -21,14 +21,23 @@ function recordingLogger(): { logger: Logger; warnings: Warning[] } {
     info: noop,
     error: noop,
     warn: (fields, message) => {
-      warnings.push({ fields: typeof fields === 'object' ? (fields as Record<string, unknown>) : {}, message });
+      warnings.push({
+        fields: typeof fields === 'object' ? (fields as Record<string, unknown>) : {},
+        message,
+      });
     },
     child: () => logger,
   };
   return { logger, warnings };
 }
 
-function write(dir: TempDir, resource: ObjectResource, ns: string, file: string, content: string | object) {
+function write(
+  dir: TempDir,
+  resource: ObjectResource | 'widgets',
+  ns: string,
+  file: string,
+  content: string | object,
+) {
   mkdirSync(dir.join(resource, ns), { recursive: true });
   const path = dir.join(resource, ns, file);
   writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
@@ -49,7 +58,13 @@ describe('directory source', () => {
   test('files become objects: identity from the path, kind and apiVersion filled in, JSON and YAML', async (t) => {
     await using dir = createTempDir('berth-dirsrc-');
     write(dir, 'secrets', 'ns', 'plain.json', { data: { k: 'dg==' } });
-    write(dir, 'secrets', 'ns', 'yaml.yaml', 'kind: Secret\nmetadata:\n  name: yaml\nstringData:\n  password: hunter2\n');
+    write(
+      dir,
+      'secrets',
+      'ns',
+      'yaml.yaml',
+      'kind: Secret\nmetadata:\n  name: yaml\nstringData:\n  password: hunter2\n',
+    );
     write(dir, 'configmaps', 'ns', 'settings.yml', 'data:\n  mode: fast\nimmutable: true\n');
     write(dir, 'secrets', 'ns', '.hidden.json', { data: {} });
     write(dir, 'secrets', 'ns', 'notes.txt', 'not an object');
@@ -67,11 +82,14 @@ describe('directory source', () => {
     assert.deepEqual(yaml.data, { password: Buffer.from('hunter2').toString('base64') });
     assert.equal(yaml.stringData, undefined);
     const settings = await source.get('configmaps', 'ns', 'settings');
-    assert.deepEqual({ kind: settings.kind, data: settings.data, immutable: settings.immutable }, {
-      kind: 'ConfigMap',
-      data: { mode: 'fast' },
-      immutable: true,
-    });
+    assert.deepEqual(
+      { kind: settings.kind, data: settings.data, immutable: settings.immutable },
+      {
+        kind: 'ConfigMap',
+        data: { mode: 'fast' },
+        immutable: true,
+      },
+    );
     await assert.rejects(source.get('secrets', 'other', 'plain'), /secret "plain" not found/);
     assert.deepEqual(warnings, []);
   });
@@ -127,14 +145,23 @@ describe('directory source', () => {
 
     // Fixing the file brings the object in; the problem goes away.
     write(dir, 'secrets', 'ns', 'broken.json', { data: { v: 'Mg==' } });
-    await waitFor('fixed file served', async () => (await names(source, 'secrets', 'ns')).length === 2, { timeoutMs: 20_000 });
-    assert.deepEqual(source.problems().map((p) => p.path), [badYaml]);
+    await waitFor('fixed file served', async () => (await names(source, 'secrets', 'ns')).length === 2, {
+      timeoutMs: 20_000,
+    });
+    assert.deepEqual(
+      source.problems().map((p) => p.path),
+      [badYaml],
+    );
 
     // Breaking a good file keeps its last good object (a half-written edit must not delete it).
     write(dir, 'secrets', 'ns', 'good.json', 'garbage');
-    await waitFor('warned about good.json', () => warnings.some((w) => String(w.fields.path).endsWith('good.json')), {
-      timeoutMs: 20_000,
-    });
+    await waitFor(
+      'warned about good.json',
+      () => warnings.some((w) => String(w.fields.path).endsWith('good.json')),
+      {
+        timeoutMs: 20_000,
+      },
+    );
     assert.deepEqual((await source.get('secrets', 'ns', 'good')).data, { v: 'MQ==' });
   });
 
@@ -152,7 +179,10 @@ describe('directory source', () => {
     assert.deepEqual(await names(source, 'secrets', 'ns'), ['ok']);
     const problems = new Map(source.problems().map((p) => [p.path, p.message]));
     assert.match(problems.get(wrongName) ?? '', /metadata\.name "b" does not match the file name "a"/);
-    assert.match(problems.get(wrongNs) ?? '', /metadata\.namespace "elsewhere" does not match the directory "ns"/);
+    assert.match(
+      problems.get(wrongNs) ?? '',
+      /metadata\.namespace "elsewhere" does not match the directory "ns"/,
+    );
     assert.match(problems.get(wrongKind) ?? '', /kind "ConfigMap" does not belong under secrets/);
     assert.match(problems.get(notObject) ?? '', /expected an object/);
     assert.match(problems.get(badData) ?? '', /data must map keys to strings/);
@@ -167,7 +197,10 @@ describe('directory source', () => {
     t.after(() => source.close());
     assert.deepEqual((await source.get('secrets', 'ns', 'x')).data, { from: 'anNvbg==' });
     assert.ok(warnings.some((w) => w.fields.path === yamlPath));
-    assert.deepEqual(source.problems().map((p) => p.path), [yamlPath]);
+    assert.deepEqual(
+      source.problems().map((p) => p.path),
+      [yamlPath],
+    );
   });
 
   test('rescan() picks up changes without relying on file events; the root is created if missing', async (t) => {

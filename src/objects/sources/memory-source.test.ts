@@ -48,7 +48,10 @@ describe('memory source', () => {
     assert.deepEqual(all.items.map((o) => o.metadata.name).sort(), ['a', 'b']);
     assert.equal(all.resourceVersion, source.resourceVersion);
     const one = await source.list('secrets', 'ns', { name: 'a' });
-    assert.deepEqual(one.items.map((o) => `${o.metadata.namespace}/${o.metadata.name}`), ['ns/a']);
+    assert.deepEqual(
+      one.items.map((o) => `${o.metadata.namespace}/${o.metadata.name}`),
+      ['ns/a'],
+    );
   });
 
   test('a watch replays what happened after the given version, then streams, and ends on abort', async () => {
@@ -58,14 +61,19 @@ describe('memory source', () => {
     source.put('secrets', secret('ns', 'a', { data: { v: '1' } }));
     source.put('secrets', secret('ns', 'b'));
     const controller = new AbortController();
-    const it = source.watch('secrets', 'ns', { name: 'a', resourceVersion, signal: controller.signal })[Symbol.asyncIterator]();
+    const it = source
+      .watch('secrets', 'ns', { name: 'a', resourceVersion, signal: controller.signal })
+      [Symbol.asyncIterator]();
     const first = await nextWithin(it, 'replayed MODIFIED');
     assert.equal(first.type, 'MODIFIED');
     source.remove('secrets', 'ns', 'a');
     const second = await nextWithin(it, 'DELETED');
     assert.equal(second.type, 'DELETED');
     source.bookmark();
-    assert.deepEqual(await nextWithin(it, 'BOOKMARK'), { type: 'BOOKMARK', resourceVersion: source.resourceVersion });
+    assert.deepEqual(await nextWithin(it, 'BOOKMARK'), {
+      type: 'BOOKMARK',
+      resourceVersion: source.resourceVersion,
+    });
     controller.abort();
     assert.deepEqual(await it.next(), { done: true, value: undefined });
     assert.equal(source.watcherCount, 0);
@@ -78,13 +86,19 @@ describe('memory source', () => {
     for (let i = 0; i < 3; i++) source.put('secrets', secret('ns', `s${i}`));
     const signal = new AbortController().signal;
     const tooOld = source.watch('secrets', 'ns', { resourceVersion: start, signal })[Symbol.asyncIterator]();
-    await assert.rejects(tooOld.next(), (err: unknown) => isBerthError(err, 'BERTH_RESOURCE_VERSION_TOO_OLD'));
+    await assert.rejects(tooOld.next(), (err: unknown) =>
+      isBerthError(err, 'BERTH_RESOURCE_VERSION_TOO_OLD'),
+    );
 
     const recent = source.resourceVersion;
     source.put('secrets', secret('ns', 'x'));
     source.compact();
-    const afterCompact = source.watch('secrets', 'ns', { resourceVersion: recent, signal })[Symbol.asyncIterator]();
-    await assert.rejects(afterCompact.next(), (err: unknown) => isBerthError(err, 'BERTH_RESOURCE_VERSION_TOO_OLD'));
+    const afterCompact = source
+      .watch('secrets', 'ns', { resourceVersion: recent, signal })
+      [Symbol.asyncIterator]();
+    await assert.rejects(afterCompact.next(), (err: unknown) =>
+      isBerthError(err, 'BERTH_RESOURCE_VERSION_TOO_OLD'),
+    );
     // The current version is still fine.
     const controller = new AbortController();
     const current = source
@@ -100,7 +114,9 @@ describe('memory source', () => {
     const source = createMemorySource();
     source.put('secrets', secret('ns', 'a'));
     const controller = new AbortController();
-    const it = source.watch('secrets', 'ns', { resourceVersion: '0', signal: controller.signal })[Symbol.asyncIterator]();
+    const it = source
+      .watch('secrets', 'ns', { resourceVersion: '0', signal: controller.signal })
+      [Symbol.asyncIterator]();
     const event = await nextWithin(it, 'initial ADDED');
     assert.equal(event.type, 'ADDED');
     controller.abort();
@@ -109,12 +125,17 @@ describe('memory source', () => {
   test('close ends watches and refuses further calls', async () => {
     const source = createMemorySource();
     const it = source
-      .watch('secrets', 'ns', { resourceVersion: source.resourceVersion, signal: new AbortController().signal })
+      .watch('secrets', 'ns', {
+        resourceVersion: source.resourceVersion,
+        signal: new AbortController().signal,
+      })
       [Symbol.asyncIterator]();
     const pending = it.next();
     await source.close();
     assert.deepEqual(await pending, { done: true, value: undefined });
-    await assert.rejects(source.list('secrets', 'ns'), (err: unknown) => isBerthError(err, 'BERTH_SHUT_DOWN'));
+    await assert.rejects(source.list('secrets', 'ns'), (err: unknown) =>
+      isBerthError(err, 'BERTH_SHUT_DOWN'),
+    );
   });
 });
 
