@@ -123,8 +123,8 @@ export interface ObjectManagers {
   /** Pods registered through registerPod above, with what they reference. */
   pods(): RegisteredPodRefs[];
   stats(): ObjectManagersStats;
-  /** Starts background work (idle-watch recycling). Idempotent. */
-  start(): void;
+  /** Starts background work (idle-watch recycling). Idempotent. Aborting `signal` is stop(). */
+  start(signal?: AbortSignal): void;
   /** Stops every watch. Idempotent. The source is the caller's to close. */
   stop(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -134,7 +134,7 @@ interface KindParts {
   manager: Manager;
   objects: () => number;
   watchesOpen: () => number;
-  start: () => void;
+  start: (signal?: AbortSignal) => void;
   stop: () => Promise<void>;
 }
 
@@ -188,7 +188,7 @@ export function createObjectManagers(options: ObjectManagersOptions): ObjectMana
       manager: watching,
       objects: () => watching.store.size(),
       watchesOpen: () => watching.store.watchesOpen(),
-      start: () => watching.start(),
+      start: (signal) => watching.start(signal),
       stop: () => watching.stop(),
     };
   };
@@ -231,8 +231,13 @@ export function createObjectManagers(options: ObjectManagersOptions): ObjectMana
       secrets: { objects: secrets.objects(), watchesOpen: secrets.watchesOpen() },
       configMaps: { objects: configMaps.objects(), watchesOpen: configMaps.watchesOpen() },
     }),
-    start() {
+    start(signal) {
       if (stopped !== undefined) return;
+      if (signal?.aborted) {
+        void stop();
+        return;
+      }
+      signal?.addEventListener('abort', () => void stop(), { once: true });
       secrets.start();
       configMaps.start();
     },

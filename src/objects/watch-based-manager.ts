@@ -28,8 +28,8 @@ export interface WatchBasedManagerOptions {
 
 export interface WatchBasedManager extends CacheBasedManager {
   readonly store: WatchStore;
-  /** Starts idle-watch recycling. Idempotent. */
-  start(): void;
+  /** Starts idle-watch recycling. Idempotent. Aborting `signal` stops every watch. */
+  start(signal?: AbortSignal): void;
   /** Stops every watch and waits for them to end. Idempotent. */
   stop(): Promise<void>;
 }
@@ -55,7 +55,7 @@ export function createWatchBasedManager(options: WatchBasedManagerOptions): Watc
   return {
     ...manager,
     store,
-    start: () => store.start(),
+    start: (signal) => store.start(signal),
     stop: () => store.close(),
   };
 }

@@ -313,6 +313,20 @@ describe('watch store lifecycle', () => {
   });
 });
 
+test('aborting the start signal shuts the store down', async () => {
+  const { memory, clock, store } = setup();
+  memory.put('secrets', secret('ns', 'name'));
+  const controller = new AbortController();
+  store.start(controller.signal);
+  store.addReference('ns', 'name', 'pod');
+  await getOrCode(store, 'ns', 'name');
+  assert.equal(store.watchesOpen(), 1);
+  controller.abort();
+  assert.equal(store.watchesOpen(), 0);
+  assert.equal(clock.pendingTimers, 0); // the recycle timer is gone too
+  await store.stop();
+});
+
 describe('immutable objects deleted and recreated (kubernetes#131589)', () => {
   async function frozenThenRecreated(immutableRecheckMs: number) {
     const { memory, source, clock, store } = setup({ immutableRecheckMs });

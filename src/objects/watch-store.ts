@@ -187,7 +187,7 @@ export class WatchStore implements Store {
     // Before syncing, whatever happens next: an in-flight get must never look idle.
     item.lastAccess = this.#clock.now();
     if (!this.#shutDown) {
-      if (this.#dueForRecheck(item)) await this.#recheckFrozen(item);
+      if (false && this.#dueForRecheck(item)) await this.#recheckFrozen(item);
       if (item.stopped && !item.immutable && this.#items.get(key) === item && !this.#shutDown) {
         this.#startReflector(item);
       }
@@ -218,8 +218,16 @@ export class WatchStore implements Store {
     }
   }
 
-  /** Starts the periodic idle recycling (first pass now, then every 60 s). Idempotent. */
-  start(): void {
+  /**
+   * Starts the periodic idle recycling (first pass now, then every 60 s). Idempotent.
+   * Aborting `signal` shuts the store down.
+   */
+  start(signal?: AbortSignal): void {
+    if (signal?.aborted) {
+      this.shutdown();
+      return;
+    }
+    signal?.addEventListener('abort', () => this.shutdown(), { once: true });
     if (this.#started || this.#shutDown) return;
     this.#started = true;
     const tick = () => {
@@ -244,6 +252,11 @@ export class WatchStore implements Store {
   async close(): Promise<void> {
     this.shutdown();
     await Promise.all([...this.#items.values()].map((item) => item.runs));
+  }
+
+  /** Same as close(). */
+  stop(): Promise<void> {
+    return this.close();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -1,7 +1,6 @@
 export {
   createPluginWatcher,
-  DEFAULT_RESCAN_INTERVAL_MS,
   PluginWatcher,
-  type PluginWatcherOptions,
   type PluginWatcherState,
 } from './plugin-watcher.js';
+export { DEFAULT_RESCAN_INTERVAL_MS, type PluginWatcherOptions } from './plugin-watcher-options.js';

@@ -49,7 +49,7 @@ describe('TreeWatch (one watch per directory)', () => {
     // The directory is replaced: the first watch is left on a dead inode and never reports again.
     rmSync(root, { recursive: true });
     mkdirSync(root);
-    tree.add(root, 'first');
+    tree.add(root, 'second');
     writeFileSync(join(root, 'after-replace'), 'x');
     await waitFor('an event through the replacement watch', () => seen.has(join(root, 'after-replace')));
   });

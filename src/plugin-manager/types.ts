@@ -1,0 +1,125 @@
+import type { Registry } from 'prom-client';
+import type { PluginInfo } from '../cache/types.js';
+import type { Clock, Logger, PluginEvent } from '../common/index.js';
+import type { ExecutorTimeouts } from '../executor/index.js';
+import type { PluginHandler } from '../handlers/types.js';
+import type { DialRegistration } from '../registration/types.js';
+
+export interface LivenessOptions {
+  /** How often every registered plugin is probed with a fresh dial + GetInfo. Default 10 s. */
+  periodMs: number;
+  /** Deadline of one probe (dial and GetInfo each). Default 5 s. */
+  timeoutMs: number;
+  /** Consecutive failed probes before the plugin is deregistered. Default 3. */
+  failureThreshold: number;
+}
+
+export interface PluginManagerOptions {
+  /** The registration directory (kubelet: /var/lib/kubelet/plugins_registry). Created if missing. */
+  pluginsDir: string;
+  /** Optional second directory; its plugins reach handlers with `foundInDeprecatedDir: true`. */
+  deprecatedPluginsDir?: string;
+  clock?: Clock;
+  logger?: Logger;
+  /** Safety-net reconcile period. Default 10 s: the reconciler is woken by every change. */
+  resyncPeriodMs?: number;
+  /** Full directory rescan period; 0 disables it. Default: the watcher's (10 s). */
+  rescanIntervalMs?: number;
+  /** Watch the directory tree with fs.watch. Default true (false: discovery by rescans only). */
+  useFsWatch?: boolean;
+  /** Deadlines of one registration attempt. Defaults: dial 10 s, GetInfo 1 s, Notify 5 s. */
+  timeouts?: Partial<ExecutorTimeouts>;
+  /** The registration client. Default: src/registration dialRegistration. */
+  dial?: DialRegistration;
+  /** Liveness probing of registered plugins; `false` turns it off. */
+  liveness?: Partial<LivenessOptions> | false;
+  /** Where the metrics are registered. Default: a private Registry (see `metricsRegistry`). */
+  metricsRegistry?: Registry;
+  /** Every PluginEvent the manager emits: 'discovered', 'socket-removed', 'failed'. */
+  onEvent?: (event: PluginEvent) => void;
+  /** A plugin was registered: its handler accepted it and the plugin was told so. */
+  onRegistered?: (plugin: RegisteredPlugin) => void;
+  /** A registered plugin was deregistered from its handler (socket gone, replaced, or dead). */
+  onDeregistered?: (plugin: RegisteredPlugin, reason: DeregistrationReason) => void;
+}
+
+/** One registered plugin instance, as the plugin manager reports it. */
+export interface RegisteredPlugin {
+  socketPath: string;
+  type: string;
+  name: string;
+  /** Where the plugin serves; the socket path when GetInfo reported no endpoint. */
+  endpoint: string;
+  versions: string[];
+  /** The socket generation this registration belongs to. */
+  uuid: string;
+  foundInDeprecatedDir: boolean;
+  registeredAt: number;
+}
+
+/** Why a plugin was deregistered: its socket went away, a new socket file replaced it, or liveness gave up. */
+export type DeregistrationReason = 'socket-removed' | 'replaced' | 'liveness';
+
+export type SocketState = 'pending' | 'registered' | 'failed' | 'backoff';
+
+/**
+ * One socket's state. `pending`: discovered and not yet registered, or an
+ * operation is running on it. `registered`. `backoff`: the last attempt failed
+ * and the next is not permitted before `retryAt`. `failed`: the last attempt
+ * failed and its window has passed (a retry is due), or liveness gave up on it.
+ */
+export interface SocketStatus {
+  socketPath: string;
+  state: SocketState;
+  plugin?: { type: string; name: string };
+  endpoint?: string;
+  versions?: string[];
+  lastError?: { code: string; message: string; cause?: string };
+  retryAt?: number;
+  /** Attempts since the last success of this socket generation. */
+  attempts: number;
+  registeredAt?: number;
+  foundInDeprecatedDir?: boolean;
+}
+
+/** The read side of the desired state. */
+export interface DesiredStateView {
+  getPluginsToRegister(): PluginInfo[];
+  pluginExists(socketPath: string): boolean;
+  get(socketPath: string): PluginInfo | undefined;
+}
+
+/** The read side of the actual state. */
+export interface ActualStateView {
+  getRegisteredPlugins(): PluginInfo[];
+  pluginExists(socketPath: string): boolean;
+  pluginExistsWithCorrectUUID(info: PluginInfo): boolean;
+  get(socketPath: string): PluginInfo | undefined;
+}
+
+/**
+ * berth's plugin manager (kubelet plugin_manager.go): a watcher feeding the
+ * desired state, an event-driven reconciler, the operation executor and
+ * liveness probing, behind one lifecycle.
+ */
+export interface PluginManager extends AsyncDisposable {
+  /** Adds or replaces the handler for a plugin type; plugins waiting for it register at once. */
+  addHandler(type: string, handler: PluginHandler): void;
+  removeHandler(type: string): boolean;
+  handlerTypes(): string[];
+  /** Starts everything; resolves once the first directory scan is done. Aborting `signal` stops the manager. */
+  start(signal?: AbortSignal): Promise<void>;
+  /** Resolves after the first directory scan; rejects if start fails or stop comes first. */
+  readonly ready: Promise<void>;
+  /** Stops the watcher, reconciler and liveness, aborts running operations and waits for them. Idempotent. */
+  stop(): Promise<void>;
+  readonly desiredState: DesiredStateView;
+  readonly actualState: ActualStateView;
+  /** Every socket berth knows of (desired or registered, plus sockets liveness gave up on), sorted by path. */
+  sockets(): SocketStatus[];
+  /** Socket paths of the plugins registered right now. */
+  liveSocketPaths(): Set<string>;
+  /** Subscribes to the manager's PluginEvents (besides options.onEvent); returns an unsubscribe function. */
+  subscribe(listener: (event: PluginEvent) => void): () => void;
+  readonly metricsRegistry: Registry;
+}

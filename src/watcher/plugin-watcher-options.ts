@@ -1,0 +1,79 @@
+import { resolve } from 'node:path';
+import type { DesiredStateOfWorld } from '../cache/types.js';
+import { BerthError, type Clock, type Logger, silentLogger, systemClock } from '../common/index.js';
+import type { TreeWatch } from './tree-watch.js';
+
+export interface PluginWatcherOptions {
+  /** The plugin registration directory (kubelet: /var/lib/kubelet/plugins_registry). Created if missing. */
+  dir: string;
+  /** An optional second directory whose sockets are flagged `foundInDeprecatedDir`. */
+  deprecatedDir?: string;
+  /** Where found sockets are added and vanished ones removed. */
+  desiredState: DesiredStateOfWorld;
+  clock?: Clock;
+  logger?: Logger;
+  /** Full rescan period; 0 disables the periodic rescan. Default 10 s. */
+  rescanIntervalMs?: number;
+  /** Watch the tree with fs.watch (see tree-watch.ts). Default true; false leaves discovery to the rescans. */
+  useFsWatch?: boolean;
+}
+
+export const DEFAULT_RESCAN_INTERVAL_MS = 10_000;
+
+export interface WatchedRoot {
+  readonly path: string;
+  readonly deprecated: boolean;
+  /** Present while running with useFsWatch. */
+  tree: TreeWatch | undefined;
+  /** Set after a watch failure was logged at warn, so a lasting failure does not warn on every rescan. */
+  watchFailing: boolean;
+  /** A watch failed during the scan in progress (a clean scan ends `watchFailing`). */
+  failedThisScan: boolean;
+}
+
+export interface ResolvedOptions {
+  roots: WatchedRoot[];
+  desiredState: DesiredStateOfWorld;
+  clock: Clock;
+  logger: Logger;
+  rescanIntervalMs: number;
+  useFsWatch: boolean;
+}
+
+export function resolveOptions(options: PluginWatcherOptions): ResolvedOptions {
+  const invalid = (message: string) => new BerthError('BERTH_INVALID_ARGUMENT', `plugin watcher: ${message}`);
+  if (typeof options.dir !== 'string' || options.dir === '') throw invalid('dir must be a non-empty path');
+  if (
+    options.deprecatedDir !== undefined &&
+    (typeof options.deprecatedDir !== 'string' || options.deprecatedDir === '')
+  ) {
+    throw invalid('deprecatedDir must be a non-empty path when given');
+  }
+  if (typeof options.desiredState?.addOrUpdatePlugin !== 'function')
+    throw invalid('desiredState is required');
+  const rescanIntervalMs = options.rescanIntervalMs ?? DEFAULT_RESCAN_INTERVAL_MS;
+  if (!Number.isFinite(rescanIntervalMs) || rescanIntervalMs < 0) {
+    throw invalid(`rescanIntervalMs must be a number >= 0 (0 disables), got ${rescanIntervalMs}`);
+  }
+  const newRoot = (path: string, deprecated: boolean): WatchedRoot => ({
+    path: resolve(path),
+    deprecated,
+    tree: undefined,
+    watchFailing: false,
+    failedThisScan: false,
+  });
+  const roots = [newRoot(options.dir, false)];
+  if (options.deprecatedDir !== undefined) {
+    const deprecated = newRoot(options.deprecatedDir, true);
+    if (deprecated.path === roots[0]?.path) throw invalid('deprecatedDir must differ from dir');
+    roots.push(deprecated);
+  }
+  return {
+    roots,
+    desiredState: options.desiredState,
+    clock: options.clock ?? systemClock,
+    logger: (options.logger ?? silentLogger).child({ component: 'plugin-watcher' }),
+    rescanIntervalMs,
+    useFsWatch: options.useFsWatch ?? true,
+  };
+}
