@@ -187,7 +187,7 @@ export class WatchStore implements Store {
     // Before syncing, whatever happens next: an in-flight get must never look idle.
     item.lastAccess = this.#clock.now();
     if (!this.#shutDown) {
-      if (false && this.#dueForRecheck(item)) await this.#recheckFrozen(item);
+      if (this.#dueForRecheck(item)) await this.#recheckFrozen(item);
       if (item.stopped && !item.immutable && this.#items.get(key) === item && !this.#shutDown) {
         this.#startReflector(item);
       }

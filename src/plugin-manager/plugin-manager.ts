@@ -241,6 +241,10 @@ class BerthPluginManager implements PluginManager {
     await this.stop();
   }
 
+  rescan(): Promise<void> {
+    return this.#watcher.rescan();
+  }
+
   sockets(): SocketStatus[] {
     this.#pruneDead();
     return socketStatuses({

@@ -115,6 +115,8 @@ export interface PluginManager extends AsyncDisposable {
   stop(): Promise<void>;
   readonly desiredState: DesiredStateView;
   readonly actualState: ActualStateView;
+  /** Rescans the plugin directories now (besides the watch and the periodic rescan); resolves when done. */
+  rescan(): Promise<void>;
   /** Every socket berth knows of (desired or registered, plus sockets liveness gave up on), sorted by path. */
   sockets(): SocketStatus[];
   /** Socket paths of the plugins registered right now. */
