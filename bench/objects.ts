@@ -42,7 +42,10 @@ function secretObject(name: string): KubeObject {
     kind: 'Secret',
     metadata: { namespace: NAMESPACE, name },
     type: 'Opaque',
-    data: { username: Buffer.from(`user-${name}`).toString('base64'), password: 'cGFzc3dvcmQtMTIzNDU2Nzg5MA==' },
+    data: {
+      username: Buffer.from(`user-${name}`).toString('base64'),
+      password: 'cGFzc3dvcmQtMTIzNDU2Nzg5MA==',
+    },
   };
 }
 
@@ -67,7 +70,8 @@ async function runBatch(c: ReadCase, record: boolean): Promise<void> {
   const t0 = nowMs();
   for (const name of names) {
     const object = await c.read(name);
-    if (object.metadata.name !== name) throw new Error(`${c.name}: read ${name}, got ${object.metadata.name}`);
+    if (object.metadata.name !== name)
+      throw new Error(`${c.name}: read ${name}, got ${object.metadata.name}`);
   }
   const perRead = (nowMs() - t0) / names.length;
   if (record) {
@@ -130,7 +134,9 @@ async function buildCases(label: string, inner: ObjectSource): Promise<Built> {
     const objectManagers = createObjectManagers({ strategy, source, ttlMs: 60_000 });
     managers.push(objectManagers);
     objectManagers.registerPod(podReferencingAll());
-    add(`secret manager, strategy ${strategy}`, source, (name) => objectManagers.secrets.getSecret(NAMESPACE, name));
+    add(`secret manager, strategy ${strategy}`, source, (name) =>
+      objectManagers.secrets.getSecret(NAMESPACE, name),
+    );
   }
 
   return {
@@ -202,7 +208,10 @@ export async function objectsBenchmark(): Promise<BenchSection> {
         'per round, interleaved. Source calls are counted by a countingSource wrapped around the real source, ' +
         'per case, during the measured rounds; the warm-up column shows what filling the cache cost.',
       tables: [
-        table('Memory source (in-process, structuredClone per get); baseline = direct source.get.', memoryCases.cases),
+        table(
+          'Memory source (in-process, structuredClone per get); baseline = direct source.get.',
+          memoryCases.cases,
+        ),
         table(
           'Directory source (files under a temp dir, served from its in-memory index); baseline = direct source.get.',
           directoryCases.cases,

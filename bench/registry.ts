@@ -5,10 +5,11 @@
  * reads. The claim under test: a subscriber that never reads does not slow
  * registration (each subscriber has its own queue).
  */
+import { setMaxListeners } from 'node:events';
 import type { PluginInstanceInfo, RegistryEvent } from '../src/common/index.js';
 import { createRegistry, type Registry } from '../src/registry/index.js';
 import { createMemoryStorage, openSqliteStorage, type StateStorage } from '../src/storage/index.js';
-import { type BenchSection, type BenchTable, LATENCY_COLUMNS, latencyRow } from './lib/report.js';
+import type { BenchSection, BenchTable } from './lib/report.js';
 import { formatMs, formatRate, formatRatio, summarize } from './lib/stats.js';
 import { interleave, makeTempDir, nowMs, yieldToLoop } from './lib/timing.js';
 
@@ -18,7 +19,7 @@ const POPULATION = 20;
 /** Distinct names the measured operations cycle through. */
 const CYCLE = 50;
 const WARMUP_PAIRS = 200;
-const ROUNDS = 20;
+const ROUNDS = 40;
 /** register+deregister pairs per case per round (SQLite: fsync per op, so fewer). */
 const PAIRS_PER_ROUND = 100;
 const SQLITE_PAIRS_PER_ROUND = 25;
@@ -51,7 +52,17 @@ function instance(index: number, label: string): PluginInstanceInfo {
 
 function newCase(name: string, registry: Registry, pairsPerRound: number, cleanup: Case['cleanup']): Case {
   for (let i = 0; i < POPULATION; i++) registry.registerPlugin(instance(i, 'resident'));
-  return { name, registry, pairsPerRound, register: [], deregister: [], callMs: 0, wallMs: 0, ops: 0, cleanup };
+  return {
+    name,
+    registry,
+    pairsPerRound,
+    register: [],
+    deregister: [],
+    callMs: 0,
+    wallMs: 0,
+    ops: 0,
+    cleanup,
+  };
 }
 
 /** Runs `pairs` register/deregister pairs; records samples only when `record`. */
@@ -96,7 +107,8 @@ function addSubscribers(registry: Registry, readers: number, stalled: number, si
   }
   // Never read: its queue only grows (or lags, when bounded).
   const stalledIterators: Array<AsyncIterator<RegistryEvent>> = [];
-  for (let i = 0; i < stalled; i++) stalledIterators.push(registry.subscribe(TYPE, { signal })[Symbol.asyncIterator]());
+  for (let i = 0; i < stalled; i++)
+    stalledIterators.push(registry.subscribe(TYPE, { signal })[Symbol.asyncIterator]());
   return { drained, stalledIterators };
 }
 
@@ -166,13 +178,18 @@ async function measureCases(cases: Case[]): Promise<void> {
 export async function registryBenchmark(): Promise<BenchSection> {
   const dir = makeTempDir('berth-bench-reg-');
   const abort = new AbortController();
+  // Every subscriber listens on this one signal.
+  setMaxListeners(4 * SUBSCRIBERS, abort.signal);
   const cases: Case[] = [];
   try {
     // Storage kinds.
     const none = newCase('no storage', createRegistry(), PAIRS_PER_ROUND, () => {});
     const memoryStorage: StateStorage = createMemoryStorage();
-    const memory = newCase('memory storage', createRegistry({ storage: memoryStorage }), PAIRS_PER_ROUND, () =>
-      memoryStorage.close(),
+    const memory = newCase(
+      'memory storage',
+      createRegistry({ storage: memoryStorage }),
+      PAIRS_PER_ROUND,
+      () => memoryStorage.close(),
     );
     const sqliteStorage = openSqliteStorage({ path: `${dir.path}/state.db` });
     const sqlite = newCase(
@@ -218,10 +235,11 @@ export async function registryBenchmark(): Promise<BenchSection> {
       `Storage kinds: register+deregister of one instance while ${POPULATION} others stay registered; baseline = no storage.`,
       [none, memory, sqlite],
     );
-    const subscriberTable = tableFor(
-      'Subscribers (memory storage); baseline = 0 subscribers.',
-      [zero, tenCase, boundedCase],
-    );
+    const subscriberTable = tableFor('Subscribers (memory storage); baseline = 0 subscribers.', [
+      zero,
+      tenCase,
+      boundedCase,
+    ]);
     return {
       title: 'Registry: registerPlugin / deregisterPlugin',
       method:

@@ -39,14 +39,15 @@ export function latencyRow(name: string, summary: Summary, baseline?: Summary): 
   ];
 }
 
+/** A GitHub-style table, padded so that biome's markdown formatter leaves it as is. */
 export function markdownTable(columns: readonly string[], rows: readonly string[][]): string {
-  const escape = (cell: string) => cell.replaceAll('|', '\\|');
-  const lines = [
-    `| ${columns.map(escape).join(' | ')} |`,
-    `|${columns.map(() => '---').join('|')}|`,
-    ...rows.map((row) => `| ${row.map(escape).join(' | ')} |`),
-  ];
-  return lines.join('\n');
+  const escapeCell = (cell: string) => cell.replaceAll('|', '\\|');
+  const body = rows.map((row) => columns.map((_, i) => escapeCell(row[i] ?? '')));
+  const head = columns.map(escapeCell);
+  const widths = head.map((cell, i) => Math.max(3, cell.length, ...body.map((row) => (row[i] ?? '').length)));
+  const line = (cells: readonly string[]) =>
+    `| ${cells.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join(' | ')} |`;
+  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
 }
 
 /** A fixed-width table for the terminal. */
@@ -55,6 +56,9 @@ export function textTable(columns: readonly string[], rows: readonly string[][])
     Math.max(column.length, ...rows.map((row) => (row[i] ?? '').length)),
   );
   const line = (cells: readonly string[]) =>
-    cells.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+    cells
+      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
   return [line(columns), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }

@@ -54,7 +54,9 @@ export function formatMs(ms: number): string {
 
 export function formatRatio(ratio: number): string {
   if (!Number.isFinite(ratio)) return '—';
-  return `${ratio >= 10 ? ratio.toFixed(1) : ratio.toFixed(2)}×`;
+  if (ratio >= 10) return `${ratio.toFixed(1)}×`;
+  if (ratio >= 0.1) return `${ratio.toFixed(2)}×`;
+  return `${ratio.toPrecision(2)}×`;
 }
 
 export function formatRate(perSecond: number): string {

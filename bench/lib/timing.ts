@@ -45,7 +45,10 @@ export class Stamp {
   wait(what: string, timeoutMs = 15_000): Promise<number> {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)), timeoutMs);
+      timer = setTimeout(
+        () => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)),
+        timeoutMs,
+      );
     });
     return Promise.race([this.#promise, deadline]).finally(() => clearTimeout(timer));
   }

@@ -9,14 +9,7 @@ import {
   type PluginEvent,
   systemClock,
 } from '../common/index.js';
-import {
-  createObjectManagers,
-  getConfigMapNames,
-  getSecretNames,
-  type ObjectManagers,
-  type ObjectSource,
-  type Pod as ObjectsPod,
-} from '../objects/index.js';
+import type { ObjectManagers, ObjectSource, Pod as ObjectsPod } from '../objects/index.js';
 import { createPluginManager, type PluginManager } from '../plugin-manager/index.js';
 import {
   createGrpcDispenser,
@@ -38,6 +31,7 @@ import { meteredReader, meteredSource } from './metered-objects.js';
 import { createDaemonMetrics, type DaemonMetrics } from './metrics.js';
 import { createConfiguredSource } from './object-source.js';
 import { createPodRegistry } from './pod-registry.js';
+import { waitForRestoredSockets } from './restore-settle.js';
 import { buildStatus } from './status.js';
 import { berthVersion } from './version.js';
 
@@ -168,12 +162,19 @@ export class Daemon implements AsyncDisposable {
     this.#registry = registry;
     this.#grpc = createGrpcDispenser({ registry, logger: logger.child({ component: 'dispenser' }) });
     const bridge = createRegistryBridge({ registry, logger: logger.child({ component: 'bridge' }) });
+    const restored = new Set<string>();
+    for (const type of registry.types()) {
+      for (const current of registry.listPlugins(type) ?? []) {
+        for (const info of registry.listInstances(type, current.name)) restored.add(info.allocId);
+      }
+    }
+    const registrations = new Set<() => void>();
 
     const pluginManager = createPluginManager({
       pluginsDir: config.pluginsDir,
       ...(config.deprecatedPluginsDir === undefined ? {} : { deprecatedPluginsDir: config.deprecatedPluginsDir }),
       clock,
-      logger: logger.child({ component: 'plugin-manager' }),
+      logger,
       resyncPeriodMs: config.resyncPeriodMs,
       rescanIntervalMs: config.rescanIntervalMs,
       timeouts: config.timeouts,
@@ -181,6 +182,10 @@ export class Daemon implements AsyncDisposable {
       metricsRegistry: this.#metrics.registry,
       onEvent: (event) => {
         if (PLUGIN_MANAGER_EVENTS.has(event.type)) this.#bus.publish(event);
+        for (const wake of registrations) wake();
+      },
+      onRegistered: () => {
+        for (const wake of registrations) wake();
       },
     });
     this.#pluginManager = pluginManager;
@@ -188,19 +193,33 @@ export class Daemon implements AsyncDisposable {
       pluginManager.addHandler(type, handler);
     }
     await pluginManager.start(this.#abort.signal);
+    // Restored instances are kept only if their plugin answers again (see restore-settle.ts).
+    await waitForRestoredSockets({
+      sockets: () => pluginManager.sockets(),
+      restored,
+      onChange: (wake) => {
+        registrations.add(wake);
+        return () => registrations.delete(wake);
+      },
+      clock,
+      timeoutMs: config.timeouts.dialMs + config.timeouts.getInfoMs + config.timeouts.notifyMs,
+    });
     const removed = bridge.reconcileRestored(pluginManager.liveSocketPaths());
     if (removed.length > 0) logger.info({ removed: removed.length }, 'dropped restored plugins whose socket is gone');
 
+    // Loaded on start only: the object sources pull in large clients (Kubernetes, etcd)
+    // that the CLI's client commands, which import this folder, should not pay for.
+    const objectsModule = await import('../objects/index.js');
     const source = meteredSource(
-      createConfiguredSource(config.objects.source, clock, logger.child({ component: 'object-source' })),
+      createConfiguredSource(objectsModule, config.objects.source, clock, logger),
       this.#metrics,
     );
     this.#source = source;
-    const objects = createObjectManagers({
+    const objects = objectsModule.createObjectManagers({
       strategy: config.objects.strategy,
       source,
       clock,
-      logger: logger.child({ component: 'objects' }),
+      logger,
       ttlMs: config.objects.ttlMs,
     });
     this.#objects = objects;
@@ -210,7 +229,7 @@ export class Daemon implements AsyncDisposable {
       return { secrets: stats.secrets.watchesOpen, configmaps: stats.configMaps.watchesOpen };
     });
 
-    this.#api = await createApiApp(this.#backend(registry, pluginManager, objects), {
+    this.#api = await createApiApp(this.#backend(registry, pluginManager, objects, objectsModule), {
       clock,
       logger: logger.child({ component: 'api' }),
       bodyLimitBytes: config.api.bodyLimitBytes,
@@ -227,7 +246,12 @@ export class Daemon implements AsyncDisposable {
     this.#apiAddress = address;
   }
 
-  #backend(registry: Registry, pluginManager: PluginManager, objects: ObjectManagers): ApiBackend {
+  #backend(
+    registry: Registry,
+    pluginManager: PluginManager,
+    objects: ObjectManagers,
+    references: Pick<typeof import('../objects/index.js'), 'getSecretNames' | 'getConfigMapNames'>,
+  ): ApiBackend {
     const sockets = (): SocketStatus[] => pluginManager.sockets();
     return {
       plugins: registry,
@@ -238,8 +262,8 @@ export class Daemon implements AsyncDisposable {
           registerPod: (pod) => objects.registerPod(pod as ObjectsPod),
           unregisterPod: (pod) => objects.unregisterPod(pod as ObjectsPod),
         },
-        secretNames: (pod) => getSecretNames(pod as ObjectsPod),
-        configMapNames: (pod) => getConfigMapNames(pod as ObjectsPod),
+        secretNames: (pod) => references.getSecretNames(pod as ObjectsPod),
+        configMapNames: (pod) => references.getConfigMapNames(pod as ObjectsPod),
       }),
       objects: meteredReader(
         {
@@ -291,8 +315,10 @@ export class Daemon implements AsyncDisposable {
     this.#state = 'stopping';
     this.#abort.abort(new BerthError('BERTH_SHUT_DOWN', 'the daemon is stopping'));
     const step = async (what: string, run: () => unknown) => {
+      const began = this.#clock.now();
       try {
         await run();
+        this.#logger.debug({ ms: this.#clock.now() - began }, `stopped ${what}`);
       } catch (err) {
         this.#logger.warn({ err: errorMessage(err) }, `stopping ${what} failed`);
       }

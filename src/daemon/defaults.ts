@@ -7,15 +7,15 @@ import { join } from 'node:path';
  */
 export const DEFAULTS = {
   logLevel: 'info',
-  resyncPeriodMs: 60_000,
+  resyncPeriodMs: 10_000,
   rescanIntervalMs: 10_000,
   dialTimeoutMs: 10_000,
   getInfoTimeoutMs: 1_000,
   notifyTimeoutMs: 5_000,
   livenessEnabled: true,
   livenessPeriodMs: 10_000,
-  livenessTimeoutMs: 1_000,
-  livenessFailureThreshold: 2,
+  livenessTimeoutMs: 5_000,
+  livenessFailureThreshold: 3,
   subscriberQueueSize: 1024,
   objectStrategy: 'Watch',
   objectTtlMs: 60_000,

@@ -42,7 +42,9 @@ export async function streamSse(
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
-    connection: 'keep-alive',
+    // The stream is the whole life of this connection: when it ends, so does the socket,
+    // so a daemon that is stopping is not kept waiting by an idle keep-alive connection.
+    connection: 'close',
     'x-accel-buffering': 'no',
   });
   // An opening comment flushes the headers, so a client knows it is subscribed.
