@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
@@ -115,6 +116,29 @@ function http(
     });
     req.on('error', reject);
     req.end(body);
+  });
+}
+
+/**
+ * Sends a request that announces a body far over the limit but sends only its
+ * start, as a misbehaving client would; the daemon must refuse it from the
+ * Content-Length alone. (Writing the whole body races the daemon's early close: EPIPE.)
+ */
+function oversizedPut(socketPath: string, path: string, length: number): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(socketPath);
+    let raw = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (raw += chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const status = Number(/^HTTP\/1\.1 (\d+)/.exec(raw)?.[1]);
+      resolve({ status, body: raw.slice(raw.indexOf('\r\n\r\n') + 4) });
+    });
+    socket.write(
+      `PUT ${path} HTTP/1.1\r\nHost: berth\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${length}\r\nConnection: close\r\n\r\n{"metadata":{"uid":"`,
+    );
   });
 }
 
@@ -337,9 +361,9 @@ test('berth run, plugins, API, CLI, stop and restart', { timeout: 240_000 }, asy
   assert.match(metrics.text, /berth_sse_clients 1/);
 
   // Bad requests get the error shape, and the daemon keeps serving.
-  const huge = await http(unix, 'PUT', '/v1/pods/ns1/big', JSON.stringify({ metadata: { uid: 'x'.repeat(2 * 1024 * 1024) } }));
-  assert.equal(huge.status, 413);
-  assert.equal(huge.json.error.code, 'BERTH_PAYLOAD_TOO_LARGE');
+  const huge = await oversizedPut(apiSocket, '/v1/pods/ns1/big', 2 * 1024 * 1024);
+  assert.equal(huge.status, 413, huge.body);
+  assert.equal(JSON.parse(huge.body.slice(huge.body.indexOf('{'), huge.body.lastIndexOf('}') + 1)).error.code, 'BERTH_PAYLOAD_TOO_LARGE');
   const broken = await http(unix, 'PUT', '/v1/pods/ns1/web', '{"metadata":');
   assert.equal(broken.status, 400);
   assert.equal(broken.json.error.code, 'BERTH_BAD_REQUEST');

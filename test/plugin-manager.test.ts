@@ -243,9 +243,11 @@ describe('plugin manager: where berth is better than the kubelet', () => {
       await stopChild(child, 'SIGKILL');
     });
     await firstLine(child, 'serving');
-    await waitFor('registered', () => socket(path)?.state === 'registered', { timeoutMs: 3000 }).catch((e) => {
-      console.error(JSON.stringify(socket(path)));
-      throw e;
+    await waitFor('registered', async () => {
+      const status = socket(path);
+      // A dial that lands between the child's bind() and listen() is refused: let that backoff pass.
+      if (status?.state === 'backoff' && status.retryAt !== undefined) await clock.set(status.retryAt + 1);
+      return status?.state === 'registered';
     });
 
     // Healthy probes change nothing.
