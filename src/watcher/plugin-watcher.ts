@@ -390,6 +390,7 @@ export class PluginWatcher implements AsyncDisposable {
       else this.#log.warn({ err, dir }, 'cannot read plugin directory');
       return;
     }
+    const candidates: string[] = [];
     for (const entry of entries) {
       if (this.#state === 'stopped') return;
       const path = join(dir, entry.name);
@@ -405,14 +406,20 @@ export class PluginWatcher implements AsyncDisposable {
         this.#log.debug({ path }, 'ignoring non-socket file');
         continue;
       }
-      const found = await inspectPath(path);
+      candidates.push(path);
+    }
+    // Inspect one directory's candidates concurrently: at start-up with many
+    // sockets, a stat at a time made discovery (not the handshakes) the bottleneck.
+    const inspected = await Promise.all(candidates.map((path) => inspectPath(path)));
+    inspected.forEach((found, i) => {
+      const path = candidates[i] as string;
       if (found.kind === 'socket') {
         seen.add(path);
         this.#observeSocket(root, path, found.identity);
       } else {
         this.#log.debug({ path, found: found.kind }, 'ignoring symlink that does not point at a socket');
       }
-    }
+    });
   }
 
   #observeSocket(root: WatchedRoot, path: string, identity: string): void {
