@@ -96,7 +96,8 @@ function http(
   body?: string,
   contentType = 'application/json',
 ): Promise<HttpAnswer> {
-  const where = 'socketPath' in target ? { socketPath: target.socketPath } : { host: '127.0.0.1', port: target.port };
+  const where =
+    'socketPath' in target ? { socketPath: target.socketPath } : { host: '127.0.0.1', port: target.port };
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = {};
     if (body !== undefined) headers['content-type'] = contentType;
@@ -124,7 +125,11 @@ function http(
  * start, as a misbehaving client would; the daemon must refuse it from the
  * Content-Length alone. (Writing the whole body races the daemon's early close: EPIPE.)
  */
-function oversizedPut(socketPath: string, path: string, length: number): Promise<{ status: number; body: string }> {
+function oversizedPut(
+  socketPath: string,
+  path: string,
+  length: number,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const socket = connect(socketPath);
     let raw = '';
@@ -191,12 +196,17 @@ test('berth run, plugins, API, CLI, stop and restart', { timeout: 240_000 }, asy
     assert.ok(line.includes(pluginsDir) && line.includes(apiSocket), line);
     const port = Number(/http:\/\/127\.0\.0\.1:(\d+)/.exec(line)?.[1]);
     assert.ok(port > 0, line);
-    await waitFor('readyz', async () => (await http(unix, 'GET', '/readyz')).status === 200, { timeoutMs: 60_000 });
+    await waitFor('readyz', async () => (await http(unix, 'GET', '/readyz')).status === 200, {
+      timeoutMs: 60_000,
+    });
     return { daemon, port };
   };
 
   const examplePlugin = async (name: string, extra: string[] = []) => {
-    const proc = track(spawnModule(MAIN, ['example-plugin', '--name', name, '--data-dir', dataDir, ...extra]), children);
+    const proc = track(
+      spawnModule(MAIN, ['example-plugin', '--name', name, '--data-dir', dataDir, ...extra]),
+      children,
+    );
     await waitForLine(proc, `${name} serving`, (l) => l.includes('serving'));
     return proc;
   };
@@ -216,12 +226,26 @@ test('berth run, plugins, API, CLI, stop and restart', { timeout: 240_000 }, asy
     const python = track(
       spawn(
         PYTHON,
-        [pythonFixture() as string, '--socket', join(pluginsDir, 'py.sock'), '--name', 'py', '--type', PYTHON_TYPE, '--versions', 'v1'],
+        [
+          pythonFixture() as string,
+          '--socket',
+          join(pluginsDir, 'py.sock'),
+          '--name',
+          'py',
+          '--type',
+          PYTHON_TYPE,
+          '--versions',
+          'v1',
+        ],
         { stdio: ['ignore', 'pipe', 'pipe'] },
       ),
       children,
     );
-    await waitForLine(python, 'python plugin registered', (l) => /"event": ?"notified"/.test(l) && /"registered": ?true/.test(l));
+    await waitForLine(
+      python,
+      'python plugin registered',
+      (l) => /"event": ?"notified"/.test(l) && /"registered": ?true/.test(l),
+    );
   } else {
     t.diagnostic(`skipping the Python plugin: ${PYTHON} with grpcio is not available`);
   }
@@ -245,7 +269,9 @@ test('berth run, plugins, API, CLI, stop and restart', { timeout: 240_000 }, asy
   assert.equal(none.json.error.code, 'BERTH_PLUGIN_NOT_FOUND');
 
   const sockets = await http(unix, 'GET', '/v1/sockets');
-  const alphaSocket = sockets.json.sockets.find((s: { socketPath: string }) => s.socketPath.endsWith('alpha.sock'));
+  const alphaSocket = sockets.json.sockets.find((s: { socketPath: string }) =>
+    s.socketPath.endsWith('alpha.sock'),
+  );
   assert.equal(alphaSocket.state, 'registered');
   assert.deepEqual(alphaSocket.plugin, { type: EXAMPLE_TYPE, name: 'alpha' });
 
@@ -254,7 +280,10 @@ test('berth run, plugins, API, CLI, stop and restart', { timeout: 240_000 }, asy
   assert.equal(table.code, 0, table.stderr);
   const lines = table.stdout.trimEnd().split('\n');
   assert.match(lines[0] ?? '', /^TYPE\s+NAME\s+VERSIONS\s+INSTANCES/);
-  assert.ok(lines.some((l) => /example\.com\/berth-example\s+alpha\s+v1beta1,v1beta2\s+1\s/.test(l)), table.stdout);
+  assert.ok(
+    lines.some((l) => /example\.com\/berth-example\s+alpha\s+v1beta1,v1beta2\s+1\s/.test(l)),
+    table.stdout,
+  );
   const json = await cli(['plugins', '--json', '--api', apiSocket, '--type', EXAMPLE_TYPE]);
   assert.equal(json.code, 0, json.stderr);
   assert.deepEqual(
@@ -269,7 +298,10 @@ test('berth run, plugins, API, CLI, stop and restart', { timeout: 240_000 }, asy
   const unreachable = await cli(['plugins', '--api', dir.join('nobody.sock')]);
   assert.equal(unreachable.code, 1);
   assert.equal(unreachable.stderr.trimEnd().split('\n').length, 1);
-  assert.match(unreachable.stderr, /^berth: cannot reach the daemon at .*nobody\.sock: .*\(is `berth run` running\?\)/);
+  assert.match(
+    unreachable.stderr,
+    /^berth: cannot reach the daemon at .*nobody\.sock: .*\(is `berth run` running\?\)/,
+  );
   const usage = await cli(['plugins', '--bogus']);
   assert.equal(usage.code, 2);
   assert.match(usage.stderr, /^berth: unknown option '--bogus'/);
@@ -310,7 +342,11 @@ test('berth run, plugins, API, CLI, stop and restart', { timeout: 240_000 }, asy
   mkdirSync(join(dataDir, 'objects', 'secrets', 'ns1'), { recursive: true });
   writeFileSync(
     join(dataDir, 'objects', 'secrets', 'ns1', 'db.json'),
-    JSON.stringify({ kind: 'Secret', metadata: { name: 'db', namespace: 'ns1' }, data: { password: 'aHVudGVyMg==' } }),
+    JSON.stringify({
+      kind: 'Secret',
+      metadata: { name: 'db', namespace: 'ns1' },
+      data: { password: 'aHVudGVyMg==' },
+    }),
   );
   const unregistered = await http(unix, 'GET', '/v1/objects/secrets/ns1/db');
   assert.equal(unregistered.status, 404);
@@ -345,7 +381,9 @@ test('berth run, plugins, API, CLI, stop and restart', { timeout: 240_000 }, asy
   const missing = await http(unix, 'GET', '/v1/objects/configmaps/ns1/nothing');
   assert.equal(missing.status, 404);
   const pods = await http(unix, 'GET', '/v1/pods');
-  assert.deepEqual(pods.json.pods, [{ namespace: 'ns1', name: 'web', uid: '11111111-2222', secrets: ['db'], configMaps: [] }]);
+  assert.deepEqual(pods.json.pods, [
+    { namespace: 'ns1', name: 'web', uid: '11111111-2222', secrets: ['db'], configMaps: [] },
+  ]);
 
   // Metrics: the kubelet's gauge and berth's own.
   const metrics = await http(unix, 'GET', '/metrics');
@@ -357,13 +395,19 @@ test('berth run, plugins, API, CLI, stop and restart', { timeout: 240_000 }, asy
     'plugin_manager_total_plugins for alpha',
   );
   assert.match(metrics.text, /berth_registry_events_total\{type="registered"\} [1-9]/);
-  assert.match(metrics.text, /berth_object_cache_requests_total\{resource="secrets",result="(hit|miss)"\} [1-9]/);
+  assert.match(
+    metrics.text,
+    /berth_object_cache_requests_total\{resource="secrets",result="(hit|miss)"\} [1-9]/,
+  );
   assert.match(metrics.text, /berth_sse_clients 1/);
 
   // Bad requests get the error shape, and the daemon keeps serving.
   const huge = await oversizedPut(apiSocket, '/v1/pods/ns1/big', 2 * 1024 * 1024);
   assert.equal(huge.status, 413, huge.body);
-  assert.equal(JSON.parse(huge.body.slice(huge.body.indexOf('{'), huge.body.lastIndexOf('}') + 1)).error.code, 'BERTH_PAYLOAD_TOO_LARGE');
+  assert.equal(
+    JSON.parse(huge.body.slice(huge.body.indexOf('{'), huge.body.lastIndexOf('}') + 1)).error.code,
+    'BERTH_PAYLOAD_TOO_LARGE',
+  );
   const broken = await http(unix, 'PUT', '/v1/pods/ns1/web', '{"metadata":');
   assert.equal(broken.status, 400);
   assert.equal(broken.json.error.code, 'BERTH_BAD_REQUEST');
@@ -386,8 +430,15 @@ test('berth run, plugins, API, CLI, stop and restart', { timeout: 240_000 }, asy
   const second = await startDaemon();
   const restored = await http(unix, 'GET', '/v1/plugins');
   const names = restored.json.plugins.map((p: { name: string }) => p.name).sort();
-  assert.deepEqual(names, withPython ? ['alpha', 'py'] : ['alpha'], 'gamma is gone, the live ones are still there');
-  await waitFor('alpha registered again', () => alpha.stdout.filter((l) => l.includes('registered with the daemon')).length >= 2);
+  assert.deepEqual(
+    names,
+    withPython ? ['alpha', 'py'] : ['alpha'],
+    'gamma is gone, the live ones are still there',
+  );
+  await waitFor(
+    'alpha registered again',
+    () => alpha.stdout.filter((l) => l.includes('registered with the daemon')).length >= 2,
+  );
   const after = await http(unix, 'GET', `/v1/plugins/${EXAMPLE_TYPE}/alpha`);
   assert.equal(after.json.instances.length, 1, 'not duplicated by re-registration');
   const gone = await http(unix, 'GET', `/v1/plugins/${EXAMPLE_TYPE}/gamma`);

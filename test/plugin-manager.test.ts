@@ -98,7 +98,12 @@ describe('plugin manager end to end (upstream plugin_manager_test)', () => {
       const nested = join(pluginsDir, ...Array.from({ length: depth }, (_, i) => String(i)));
       await mkdir(nested, { recursive: true });
       const name = `example-plugin-${depth}`;
-      const plugin = newTestExamplePlugin(name, 'DevicePlugin', join(nested, `plugin-${depth}.sock`), ...VERSIONS);
+      const plugin = newTestExamplePlugin(
+        name,
+        'DevicePlugin',
+        join(nested, `plugin-${depth}.sock`),
+        ...VERSIONS,
+      );
       t.after(() => plugin.stop());
       await plugin.start();
       assert.deepEqual(await plugin.nextStatus(), { pluginRegistered: true, error: '' });
@@ -146,7 +151,7 @@ describe('plugin manager: where berth is better than the kubelet', () => {
     const stale = await waitFor('the stale socket in backoff', () => {
       const s = socket(path);
       return s?.state === 'backoff' ? s : undefined;
-    });
+    }, { timeoutMs: 8000 }).catch((e) => { console.error('DIAG', JSON.stringify(manager.sockets()), JSON.stringify(events)); throw e; });
     assert.equal(stale.lastError?.code, 'BERTH_DIAL_FAILED');
     assert.match(stale.lastError?.message ?? '', /^RegisterPlugin error -- dial failed at socket /);
     assert.equal(stale.retryAt, clock.now() + 500);
@@ -198,7 +203,12 @@ describe('plugin manager: where berth is better than the kubelet', () => {
     const path = join(pluginsDir, 'churn.sock');
     let previous: ExamplePlugin | undefined;
     for (let i = 0; i < 12; i++) {
-      const plugin = createExamplePlugin({ socketPath: path, name: 'churn', type: 'DevicePlugin', versions: VERSIONS });
+      const plugin = createExamplePlugin({
+        socketPath: path,
+        name: 'churn',
+        type: 'DevicePlugin',
+        versions: VERSIONS,
+      });
       t.after(() => plugin.stop());
       // Closing a unix-socket server unlinks its path (libuv), so the old one goes first.
       await previous?.stop();
@@ -293,7 +303,9 @@ describe('plugin manager: where berth is better than the kubelet', () => {
   });
 
   it('a plugin of an unknown type registers as soon as its handler is added', async (t) => {
-    const { pluginsDir, manager, events, startPlugin, socket } = await startManager(t, { clock: new FakeClock() });
+    const { pluginsDir, manager, events, startPlugin, socket } = await startManager(t, {
+      clock: new FakeClock(),
+    });
     const plugin = await startPlugin(join(pluginsDir, 'foo.sock'), { name: 'foo', type: 'FooPlugin' });
     const text = `RegisterPlugin error -- no handler registered for plugin type: FooPlugin at socket ${plugin.socketPath}`;
     assert.deepEqual(await plugin.nextStatus(), { pluginRegistered: false, error: text });
@@ -322,7 +334,9 @@ describe('plugin manager: visibility and lifecycle', () => {
       timeouts: { getInfoMs: 600_000 },
     });
     manager.addHandler('DevicePlugin', new RecordingHandler());
-    const hanging = await startPlugin(join(pluginsDir, 'a-hanging.sock'), { behaviour: { hangGetInfo: true } });
+    const hanging = await startPlugin(join(pluginsDir, 'a-hanging.sock'), {
+      behaviour: { hangGetInfo: true },
+    });
     const live = await startPlugin(join(pluginsDir, 'b-live.sock'), { name: 'live' });
     const stalePath = join(pluginsDir, 'c-stale.sock');
     await createStaleSocket(stalePath);
@@ -352,7 +366,9 @@ describe('plugin manager: visibility and lifecycle', () => {
       ),
     );
     assert.ok(
-      metrics.includes(`plugin_manager_total_plugins{socket_path="${stalePath}",state="desired_state_of_world"} 1`),
+      metrics.includes(
+        `plugin_manager_total_plugins{socket_path="${stalePath}",state="desired_state_of_world"} 1`,
+      ),
     );
     assert.ok(metrics.includes('berth_plugin_operation_failures_total{reason="BERTH_DIAL_FAILED"} 1'));
 

@@ -77,12 +77,16 @@ export class ApiClient {
     const status = res.statusCode ?? 0;
     if (status >= 200 && status < 300) {
       if (parsed === undefined && text !== '') {
-        throw new BerthError('BERTH_API_ERROR', `the daemon answered ${method} ${path} with something that is not JSON`);
+        throw new BerthError(
+          'BERTH_API_ERROR',
+          `the daemon answered ${method} ${path} with something that is not JSON`,
+        );
       }
       return parsed as T;
     }
     const error = (parsed as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
-    const message = typeof error?.message === 'string' ? error.message : `HTTP ${status} ${res.statusMessage ?? ''}`.trim();
+    const message =
+      typeof error?.message === 'string' ? error.message : `HTTP ${status} ${res.statusMessage ?? ''}`.trim();
     throw new BerthError('BERTH_API_ERROR', message, {
       details: { status, code: typeof error?.code === 'string' ? error.code : undefined },
     });

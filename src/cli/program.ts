@@ -4,8 +4,8 @@ import { EXIT_OK, EXIT_USAGE, errorLine, exitCodeFor } from './cli-error.js';
 import { eventsCommand } from './commands/events.js';
 import { examplePluginCommand } from './commands/example-plugin.js';
 import { objectsCommand } from './commands/objects.js';
-import { podsCommand } from './commands/pods.js';
 import { pluginsCommand } from './commands/plugins.js';
+import { podsCommand } from './commands/pods.js';
 import { runCommand } from './commands/run.js';
 import { socketsCommand } from './commands/sockets.js';
 import { statusCommand } from './commands/status.js';
@@ -13,6 +13,8 @@ import { statusCommand } from './commands/status.js';
 export interface CliIo {
   /** Where error lines go. */
   error(line: string): void;
+  /** Where help and version text go (default stdout). */
+  out?(text: string): void;
 }
 
 /** The deepest command named in argv, for a "see berth X --help" hint. */
@@ -31,18 +33,26 @@ function commandPath(program: Command, args: readonly string[]): string {
 
 /** Commander's message ("error: unknown option '--x'") as berth's one line, with what to do. */
 function usageLine(message: string, hint: string): string {
-  const what = message.trim().replace(/^error: /, '').split('\n')[0] ?? '';
+  const what = (
+    message
+      .trim()
+      .replace(/^error: /, '')
+      .split('\n')[0] ?? ''
+  ).replace(/\.$/, '');
   return `berth: ${what}; see \`${hint} --help\``;
 }
 
-export function buildProgram(): Command {
+export function buildProgram(out: (text: string) => void = (text) => process.stdout.write(text)): Command {
   const program = new Command('berth')
-    .description('node-local plugin manager: kubelet-style plugin registration, a durable plugin registry, and an object cache')
+    .description(
+      'node-local plugin manager: kubelet-style plugin registration, a durable plugin registry, and an object cache',
+    )
     .version(berthVersion(), '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help for a command')
     .showSuggestionAfterError(true)
     .exitOverride()
-    .configureOutput({ outputError: () => {} });
+    // Errors are reported by runCli as one line; help goes to `out` (stderr when shown for a mistake).
+    .configureOutput({ outputError: () => {}, writeOut: out });
   runCommand(program);
   pluginsCommand(program);
   socketsCommand(program);
@@ -58,8 +68,11 @@ export function buildProgram(): Command {
  * Runs the berth command line and returns the exit code: 0 success, 1 runtime
  * failure, 2 usage error. Every failure is reported as one line on stderr.
  */
-export async function runCli(args: readonly string[], io: CliIo = { error: (line) => console.error(line) }): Promise<number> {
-  const program = buildProgram();
+export async function runCli(
+  args: readonly string[],
+  io: CliIo = { error: (line) => console.error(line) },
+): Promise<number> {
+  const program = buildProgram(io.out);
   try {
     await program.parseAsync([...args], { from: 'user' });
     return EXIT_OK;
@@ -67,6 +80,8 @@ export async function runCli(args: readonly string[], io: CliIo = { error: (line
     if (err instanceof CommanderError) {
       // --help and --version end with exitCode 0 after printing.
       if (err.exitCode === 0) return EXIT_OK;
+      // A command group called without its subcommand: commander has printed its help.
+      if (err.code === 'commander.help') return EXIT_USAGE;
       io.error(usageLine(err.message, commandPath(program, args)));
       return EXIT_USAGE;
     }

@@ -47,7 +47,11 @@ export async function claimApiSocket(socketPath: string): Promise<void> {
 function listen(server: Server, target: string | TcpAddress, what: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (err: Error) =>
-      reject(new BerthError('BERTH_INVALID_ARGUMENT', `cannot serve the API on ${what}: ${errorMessage(err)}`, { cause: err }));
+      reject(
+        new BerthError('BERTH_INVALID_ARGUMENT', `cannot serve the API on ${what}: ${errorMessage(err)}`, {
+          cause: err,
+        }),
+      );
     server.once('error', onError);
     const done = () => {
       server.off('error', onError);

@@ -40,7 +40,12 @@ function standIns() {
     ['CSIPlugin', new Map()],
   ]);
   const sockets: SocketStatus[] = [
-    { socketPath: '/p/alpha-2.sock', state: 'registered', plugin: { type: EXAMPLE, name: 'alpha' }, attempts: 1 },
+    {
+      socketPath: '/p/alpha-2.sock',
+      state: 'registered',
+      plugin: { type: EXAMPLE, name: 'alpha' },
+      attempts: 1,
+    },
     {
       socketPath: '/p/odd.sock',
       state: 'backoff',
@@ -79,7 +84,10 @@ function standIns() {
     objects: {
       async get(resource, namespace, name) {
         if (name === 'unregistered') {
-          throw new BerthError('BERTH_OBJECT_NOT_REGISTERED', `object "${namespace}"/"${name}" not registered`);
+          throw new BerthError(
+            'BERTH_OBJECT_NOT_REGISTERED',
+            `object "${namespace}"/"${name}" not registered`,
+          );
         }
         if (name === 'slow') {
           throw new BerthError(
@@ -119,7 +127,11 @@ describe('HTTP API routes', () => {
     assert.equal(res.statusCode, 200);
     const { plugins } = res.json();
     assert.deepEqual(
-      plugins.map((p: { name: string; socketPath: string; instances: number }) => [p.name, p.socketPath, p.instances]),
+      plugins.map((p: { name: string; socketPath: string; instances: number }) => [
+        p.name,
+        p.socketPath,
+        p.instances,
+      ]),
       [
         ['alpha', '/p/alpha-2.sock', 2],
         ['beta', '/p/beta.sock', 1],
@@ -158,7 +170,12 @@ describe('HTTP API routes', () => {
 
   it('registers, lists and deletes pods, checking the body and naming the bad field', async () => {
     const put = (url: string, payload: unknown) =>
-      api.app.inject({ method: 'PUT', url, payload: payload as object, headers: { 'content-type': 'application/json' } });
+      api.app.inject({
+        method: 'PUT',
+        url,
+        payload: payload as object,
+        headers: { 'content-type': 'application/json' },
+      });
     const noUid = await put('/v1/pods/ns1/web', { metadata: { name: 'web' } });
     assert.equal(noUid.statusCode, 400);
     assert.equal(noUid.json().error.code, 'BERTH_BAD_REQUEST');
@@ -168,7 +185,13 @@ describe('HTTP API routes', () => {
 
     const ok = await put('/v1/pods/ns1/web', { metadata: { name: 'web', uid: 'u1' }, spec: {} });
     assert.equal(ok.statusCode, 200);
-    assert.deepEqual(ok.json().pod, { namespace: 'ns1', name: 'web', uid: 'u1', secrets: ['s1'], configMaps: [] });
+    assert.deepEqual(ok.json().pod, {
+      namespace: 'ns1',
+      name: 'web',
+      uid: 'u1',
+      secrets: ['s1'],
+      configMaps: [],
+    });
     assert.deepEqual(s.calls, ['register u1']);
 
     await put('/v1/pods/ns1/web', { metadata: { name: 'web', namespace: 'ns1', uid: 'u2' } });
@@ -281,7 +304,10 @@ describe('HTTP API routes', () => {
       .filter((block) => block.startsWith('event:'))
       .map((block) => {
         const [eventLine, dataLine] = block.split('\n');
-        return { event: eventLine?.slice('event: '.length), data: JSON.parse(dataLine?.slice('data: '.length) ?? '') };
+        return {
+          event: eventLine?.slice('event: '.length),
+          data: JSON.parse(dataLine?.slice('data: '.length) ?? ''),
+        };
       });
     assert.deepEqual(
       events.map((e) => [e.event, e.data.plugin.name]),

@@ -6,8 +6,8 @@ import { errorBody, httpStatusFor, toApiError } from './http-errors.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { objectRoutes } from './routes/objects.js';
-import { podRoutes } from './routes/pods.js';
 import { pluginRoutes } from './routes/plugins.js';
+import { podRoutes } from './routes/pods.js';
 import { socketRoutes } from './routes/sockets.js';
 
 export interface ApiAppOptions {

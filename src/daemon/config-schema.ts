@@ -39,7 +39,10 @@ const positiveInt = z
 const listen = z.string({ error: () => 'expected "HOST:PORT"' }).transform((value, ctx) => {
   const address = parseHostPort(value);
   if (!address) {
-    ctx.addIssue({ code: 'custom', message: `expected "HOST:PORT" (e.g. 127.0.0.1:7878), got ${JSON.stringify(value)}` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `expected "HOST:PORT" (e.g. 127.0.0.1:7878), got ${JSON.stringify(value)}`,
+    });
     return z.NEVER;
   }
   return address;
@@ -59,7 +62,10 @@ const objectSource = z.preprocess(
     .strictObject({
       type: oneOf(OBJECT_SOURCE_TYPES),
       root: text.optional(),
-      endpoints: z.array(text, { error: () => 'expected a list of URLs' }).min(1).optional(),
+      endpoints: z
+        .array(text, { error: () => 'expected a list of URLs' })
+        .min(1)
+        .optional(),
       prefix: z.string({ error: () => 'expected a string' }).optional(),
       kubeconfig: text.optional(),
     })

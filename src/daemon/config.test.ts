@@ -20,29 +20,58 @@ function configErrorOf(document: unknown): string {
 describe('config file validation', () => {
   it('names the bad key in every error', () => {
     const cases: Array<[unknown, string]> = [
-      [{ objects: { strategy: 'Fast' } }, 'config /x.yaml: objects.strategy: expected one of Watch|Cache|Get'],
+      [
+        { objects: { strategy: 'Fast' } },
+        'config /x.yaml: objects.strategy: expected one of Watch|Cache|Get',
+      ],
       [{ objects: { colour: 'red' } }, 'config /x.yaml: objects.colour: unknown key'],
       [{ typo: 1 }, 'config /x.yaml: typo: unknown key'],
       [{ resyncPeriod: 'soon' }, 'config /x.yaml: resyncPeriod: expected a duration'],
       [{ timeouts: { dial: true } }, 'config /x.yaml: timeouts.dial: expected a duration'],
-      [{ handlers: [{ type: 'a', versions: [] }] }, 'config /x.yaml: handlers[0].versions: expected at least one version'],
-      [{ handlers: [{ type: 'CSIPlugin', versions: ['1'] }] }, 'config /x.yaml: handlers[0].type: CSIPlugin has a built-in handler'],
       [
-        { handlers: [{ type: 'a', versions: ['1'] }, { type: 'a', versions: ['2'] }] },
+        { handlers: [{ type: 'a', versions: [] }] },
+        'config /x.yaml: handlers[0].versions: expected at least one version',
+      ],
+      [
+        { handlers: [{ type: 'CSIPlugin', versions: ['1'] }] },
+        'config /x.yaml: handlers[0].type: CSIPlugin has a built-in handler',
+      ],
+      [
+        {
+          handlers: [
+            { type: 'a', versions: ['1'] },
+            { type: 'a', versions: ['2'] },
+          ],
+        },
         'config /x.yaml: handlers[1].type: duplicate of handlers[0]',
       ],
       [{ handlers: [{ versions: ['1'] }] }, 'config /x.yaml: handlers[0].type: expected a string'],
-      [{ objects: { source: 'nfs' } }, 'config /x.yaml: objects.source.type: expected one of directory|etcd|kubernetes'],
-      [{ objects: { source: { type: 'etcd' } } }, 'config /x.yaml: objects.source.endpoints: required for an etcd source'],
+      [
+        { objects: { source: 'nfs' } },
+        'config /x.yaml: objects.source.type: expected one of directory|etcd|kubernetes',
+      ],
+      [
+        { objects: { source: { type: 'etcd' } } },
+        'config /x.yaml: objects.source.endpoints: required for an etcd source',
+      ],
       [
         { objects: { source: { type: 'directory', kubeconfig: '/k' } } },
         'config /x.yaml: objects.source.kubeconfig: not used by a directory source',
       ],
-      [{ liveness: { failureThreshold: 0 } }, 'config /x.yaml: liveness.failureThreshold: expected a number greater than 0'],
+      [
+        { liveness: { failureThreshold: 0 } },
+        'config /x.yaml: liveness.failureThreshold: expected a number greater than 0',
+      ],
       [{ liveness: { enabled: 'yes' } }, 'config /x.yaml: liveness.enabled: expected true or false'],
-      [{ registry: { subscriberQueueSize: 2.5 } }, 'config /x.yaml: registry.subscriberQueueSize: expected a whole number'],
+      [
+        { registry: { subscriberQueueSize: 2.5 } },
+        'config /x.yaml: registry.subscriberQueueSize: expected a whole number',
+      ],
       [{ listen: 'localhost' }, 'config /x.yaml: listen: expected "HOST:PORT"'],
-      [{ logLevel: 'loud' }, 'config /x.yaml: logLevel: expected one of trace|debug|info|warn|error|fatal|silent'],
+      [
+        { logLevel: 'loud' },
+        'config /x.yaml: logLevel: expected one of trace|debug|info|warn|error|fatal|silent',
+      ],
       [{ dataDir: 5 }, 'config /x.yaml: dataDir: expected a string'],
       [['a'], 'config /x.yaml: expected a mapping of keys at the top level'],
     ];
@@ -58,7 +87,10 @@ describe('config file validation', () => {
     t.after(() => dir.remove());
     const yaml = dir.join('berth.yaml');
     writeFileSync(yaml, 'objects:\n  strategy: Cache\n  ttl: 2m\nshutdownTimeout: 3s\n');
-    assert.deepEqual(loadConfigFile(yaml), { objects: { strategy: 'Cache', ttl: 120_000 }, shutdownTimeout: 3000 });
+    assert.deepEqual(loadConfigFile(yaml), {
+      objects: { strategy: 'Cache', ttl: 120_000 },
+      shutdownTimeout: 3000,
+    });
     const json = dir.join('berth.json');
     writeFileSync(json, '{"resyncPeriod": 500, "liveness": {"enabled": false}}');
     assert.deepEqual(loadConfigFile(json), { resyncPeriod: 500, liveness: { enabled: false } });
@@ -67,7 +99,9 @@ describe('config file validation', () => {
     assert.throws(() => loadConfigFile(broken), /^BerthError: config .*broken\.yaml: not valid YAML or JSON/);
     assert.throws(
       () => loadConfigFile(dir.join('missing.yaml')),
-      (err) => isBerthError(err, 'BERTH_CONFIG_INVALID') && /missing\.yaml: cannot read it \(no such file\)/.test(err.message),
+      (err) =>
+        isBerthError(err, 'BERTH_CONFIG_INVALID') &&
+        /missing\.yaml: cannot read it \(no such file\)/.test(err.message),
     );
     writeFileSync(dir.join('empty.yaml'), '');
     assert.deepEqual(loadConfigFile(dir.join('empty.yaml')), {});
@@ -90,7 +124,11 @@ describe('config resolution', () => {
     assert.equal(config.pluginsDir, '/w/data/plugins_registry');
     assert.equal(config.statePath, '/w/data/state.db');
     assert.equal(config.apiSocketPath, '/w/data/berth.sock');
-    assert.deepEqual(config.objects, { source: { type: 'directory', root: '/w/data/objects' }, strategy: 'Watch', ttlMs: 60_000 });
+    assert.deepEqual(config.objects, {
+      source: { type: 'directory', root: '/w/data/objects' },
+      strategy: 'Watch',
+      ttlMs: 60_000,
+    });
     assert.equal(config.listen, undefined);
     assert.equal(config.logLevel, 'info');
     assert.equal(config.shutdownTimeoutMs, 10_000);
@@ -110,7 +148,11 @@ describe('config resolution', () => {
       },
       '/etc/berth/berth.yaml',
     );
-    const fromFile = resolveDaemonConfig(file, { config: '/etc/berth/berth.yaml' }, { env: {}, home, cwd: '/w' });
+    const fromFile = resolveDaemonConfig(
+      file,
+      { config: '/etc/berth/berth.yaml' },
+      { env: {}, home, cwd: '/w' },
+    );
     assert.equal(fromFile.dataDir, '/etc/berth/state');
     assert.equal(fromFile.pluginsDir, '/home/someone/plugins');
     assert.deepEqual(fromFile.listen, { host: '127.0.0.1', port: 7000 });
@@ -123,7 +165,13 @@ describe('config resolution', () => {
 
     const flagged = resolveDaemonConfig(
       file,
-      { config: '/etc/berth/berth.yaml', dataDir: '/d', pluginsDir: 'p', listen: '[::1]:0', logLevel: 'warn' },
+      {
+        config: '/etc/berth/berth.yaml',
+        dataDir: '/d',
+        pluginsDir: 'p',
+        listen: '[::1]:0',
+        logLevel: 'warn',
+      },
       { env: {}, home, cwd: '/w' },
     );
     assert.equal(flagged.dataDir, '/d');
@@ -135,11 +183,13 @@ describe('config resolution', () => {
   it('rejects bad flag values naming the flag', () => {
     assert.throws(
       () => resolveDaemonConfig({}, { listen: 'nowhere' }, { env: {}, home, cwd: '/w' }),
-      (err) => isBerthError(err, 'BERTH_CONFIG_INVALID') && err.message.startsWith('--listen: expected HOST:PORT'),
+      (err) =>
+        isBerthError(err, 'BERTH_CONFIG_INVALID') && err.message.startsWith('--listen: expected HOST:PORT'),
     );
     assert.throws(
       () => resolveDaemonConfig({}, { logLevel: 'chatty' }, { env: {}, home, cwd: '/w' }),
-      (err) => isBerthError(err, 'BERTH_CONFIG_INVALID') && err.message.startsWith('--log-level: expected one of'),
+      (err) =>
+        isBerthError(err, 'BERTH_CONFIG_INVALID') && err.message.startsWith('--log-level: expected one of'),
     );
   });
 

@@ -15,9 +15,9 @@ import {
   DEFAULTS,
   dataDirLayout,
   defaultDataDir,
+  type Env,
   EXAMPLE_PLUGIN_TYPE,
   EXAMPLE_PLUGIN_VERSIONS,
-  type Env,
 } from './defaults.js';
 import { parseHostPort, type TcpAddress } from './listen-address.js';
 
@@ -150,7 +150,8 @@ export function resolveDaemonConfig(
   const fromFile = (p: string | undefined) => (p === undefined ? undefined : expandPath(p, fileBase, home));
   const fromFlag = (p: string | undefined) => (p === undefined ? undefined : expandPath(p, cwd, home));
 
-  const dataDir = fromFlag(flags.dataDir) ?? fromFile(file.dataDir) ?? resolve(cwd, defaultDataDir(env, home));
+  const dataDir =
+    fromFlag(flags.dataDir) ?? fromFile(file.dataDir) ?? resolve(cwd, defaultDataDir(env, home));
   const layout = dataDirLayout(dataDir);
   const pluginsDir = fromFlag(flags.pluginsDir) ?? fromFile(file.pluginsDir) ?? layout.pluginsDir;
 
@@ -175,7 +176,10 @@ export function resolveDaemonConfig(
     logLevel = flags.logLevel as LogLevel;
   }
 
-  const handlers: HandlerConfig[] = (file.handlers ?? []).map((h) => ({ type: h.type, versions: h.versions }));
+  const handlers: HandlerConfig[] = (file.handlers ?? []).map((h) => ({
+    type: h.type,
+    versions: h.versions,
+  }));
   if (!handlers.some((h) => h.type === EXAMPLE_PLUGIN_TYPE)) {
     handlers.unshift({ type: EXAMPLE_PLUGIN_TYPE, versions: [...EXAMPLE_PLUGIN_VERSIONS] });
   }
@@ -206,7 +210,12 @@ export function resolveDaemonConfig(
         : false,
     registry: { subscriberQueueSize: file.registry?.subscriberQueueSize ?? DEFAULTS.subscriberQueueSize },
     objects: {
-      source: resolveObjectSource(file, layout.objectsRoot, fromFile, env.KUBECONFIG ?? join(home, '.kube', 'config')),
+      source: resolveObjectSource(
+        file,
+        layout.objectsRoot,
+        fromFile,
+        env.KUBECONFIG ?? join(home, '.kube', 'config'),
+      ),
       strategy: file.objects?.strategy ?? DEFAULTS.objectStrategy,
       ttlMs: file.objects?.ttl ?? DEFAULTS.objectTtlMs,
     },

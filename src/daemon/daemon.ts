@@ -25,7 +25,7 @@ import type { ApiBackend, SocketStatus } from './api-types.js';
 import type { DaemonConfig } from './config.js';
 import { EventBus } from './event-bus.js';
 import { logEvent } from './event-log.js';
-import { buildHandlers } from './handler-setup.js';
+import { buildHandlers, keepRegistryOnShutdown } from './handler-setup.js';
 import { formatHostPort, type TcpAddress } from './listen-address.js';
 import { meteredReader, meteredSource } from './metered-objects.js';
 import { createDaemonMetrics, type DaemonMetrics } from './metrics.js';
@@ -68,6 +68,7 @@ export class Daemon implements AsyncDisposable {
   readonly #logger: Logger;
   readonly #clock: Clock;
   readonly #startedAt: number;
+  readonly #version = berthVersion();
   readonly #abort = new AbortController();
   #state: DaemonState = 'new';
   #stopping: Promise<void> | undefined;
@@ -114,7 +115,8 @@ export class Daemon implements AsyncDisposable {
   }
 
   async start(): Promise<void> {
-    if (this.#state !== 'new') throw new BerthError('BERTH_INVALID_ARGUMENT', `daemon cannot start: it is ${this.#state}`);
+    if (this.#state !== 'new')
+      throw new BerthError('BERTH_INVALID_ARGUMENT', `daemon cannot start: it is ${this.#state}`);
     this.#state = 'starting';
     try {
       await this.#start();
@@ -133,8 +135,8 @@ export class Daemon implements AsyncDisposable {
     const { config } = this;
     const logger = this.#logger;
     const clock = this.#clock;
-    mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-    mkdirSync(config.pluginsDir, { recursive: true, mode: 0o755 });
+    makeDirectory(config.dataDir, 0o700, '--data-dir');
+    makeDirectory(config.pluginsDir, 0o755, '--plugins-dir');
     // Before touching state: refuse early if another daemon owns this data directory.
     await claimApiSocket(config.apiSocketPath);
 
@@ -172,7 +174,9 @@ export class Daemon implements AsyncDisposable {
 
     const pluginManager = createPluginManager({
       pluginsDir: config.pluginsDir,
-      ...(config.deprecatedPluginsDir === undefined ? {} : { deprecatedPluginsDir: config.deprecatedPluginsDir }),
+      ...(config.deprecatedPluginsDir === undefined
+        ? {}
+        : { deprecatedPluginsDir: config.deprecatedPluginsDir }),
       clock,
       logger,
       resyncPeriodMs: config.resyncPeriodMs,
@@ -189,7 +193,9 @@ export class Daemon implements AsyncDisposable {
       },
     });
     this.#pluginManager = pluginManager;
-    for (const [type, handler] of buildHandlers(config.handlers, (t) => bridge.handlerFor(t))) {
+    const stopping = () => this.#state === 'stopping' || this.#state === 'stopped';
+    const delegateFor = (type: string) => keepRegistryOnShutdown(bridge.handlerFor(type), stopping);
+    for (const [type, handler] of buildHandlers(config.handlers, delegateFor)) {
       pluginManager.addHandler(type, handler);
     }
     await pluginManager.start(this.#abort.signal);
@@ -205,7 +211,8 @@ export class Daemon implements AsyncDisposable {
       timeoutMs: config.timeouts.dialMs + config.timeouts.getInfoMs + config.timeouts.notifyMs,
     });
     const removed = bridge.reconcileRestored(pluginManager.liveSocketPaths());
-    if (removed.length > 0) logger.info({ removed: removed.length }, 'dropped restored plugins whose socket is gone');
+    if (removed.length > 0)
+      logger.info({ removed: removed.length }, 'dropped restored plugins whose socket is gone');
 
     // Loaded on start only: the object sources pull in large clients (Kubernetes, etcd)
     // that the CLI's client commands, which import this folder, should not pay for.
@@ -281,7 +288,7 @@ export class Daemon implements AsyncDisposable {
       isReady: () => this.#state === 'ready',
       status: () =>
         buildStatus({
-          version: berthVersion(),
+          version: this.#version,
           state: this.#state,
           startedAt: this.#startedAt,
           now: this.#clock.now(),
@@ -325,7 +332,9 @@ export class Daemon implements AsyncDisposable {
     };
     // Ending the event streams first lets the servers close without waiting on them.
     this.#bus.close();
-    await Promise.all(this.#servers.map((server) => step('the API server', () => closeServer(server, 1000, this.#clock))));
+    await Promise.all(
+      this.#servers.map((server) => step('the API server', () => closeServer(server, 1000, this.#clock))),
+    );
     await step('the API', () => this.#api?.app.close());
     await step('the plugin manager', () => this.#pluginManager?.stop());
     await step('the object manager', () => this.#objects?.stop());
@@ -339,6 +348,18 @@ export class Daemon implements AsyncDisposable {
 
   [Symbol.asyncDispose](): Promise<void> {
     return this.stop();
+  }
+}
+
+function makeDirectory(path: string, mode: number, flag: string): void {
+  try {
+    mkdirSync(path, { recursive: true, mode });
+  } catch (err) {
+    throw new BerthError(
+      'BERTH_INVALID_ARGUMENT',
+      `cannot create ${path} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}); choose another ${flag}`,
+      { cause: err },
+    );
   }
 }
 

@@ -20,7 +20,18 @@ describe('durations', () => {
   });
 
   it('rejects what it cannot read', () => {
-    for (const input of ['', 'abc', '10x', 's', '-5s', '1m-3s', '5 s', -1, Number.NaN, Number.POSITIVE_INFINITY]) {
+    for (const input of [
+      '',
+      'abc',
+      '10x',
+      's',
+      '-5s',
+      '1m-3s',
+      '5 s',
+      -1,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+    ]) {
       assert.equal(parseDuration(input), undefined, JSON.stringify(input));
     }
   });

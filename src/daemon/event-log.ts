@@ -25,7 +25,10 @@ export function logEvent(logger: Logger, event: PluginEvent): void {
       return;
     case 'discovered':
     case 'socket-removed':
-      logger.debug({ socketPath: event.socketPath }, `socket ${event.type === 'discovered' ? 'discovered' : 'removed'}`);
+      logger.debug(
+        { socketPath: event.socketPath },
+        `socket ${event.type === 'discovered' ? 'discovered' : 'removed'}`,
+      );
       return;
     case 'storage-error':
       logger.error({ code: event.error.code, path: event.path }, `state storage: ${event.error.message}`);

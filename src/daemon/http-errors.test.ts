@@ -29,7 +29,10 @@ describe('API error mapping', () => {
       code: 'FST_ERR_CTP_INVALID_JSON_BODY',
     });
     assert.equal(toApiError(badJson, 1).code, 'BERTH_BAD_REQUEST');
-    const media = Object.assign(new Error('Unsupported Media Type'), { statusCode: 415, code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' });
+    const media = Object.assign(new Error('Unsupported Media Type'), {
+      statusCode: 415,
+      code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE',
+    });
     assert.match(toApiError(media, 1).message, /application\/json/);
     assert.equal(toApiError(new TypeError('oops'), 1).code, 'BERTH_INTERNAL');
   });

@@ -2,6 +2,8 @@
  * The berth daemon: the composition root that wires the plugin manager, the
  * registry, storage and the object manager together and serves the HTTP API.
  */
+
+export { type ApiApp, type ApiAppOptions, createApiApp } from './api-server.js';
 export type {
   ApiBackend,
   MetricsSource,
@@ -12,7 +14,6 @@ export type {
   PodSummary,
   SocketStatus,
 } from './api-types.js';
-export { type ApiApp, type ApiAppOptions, createApiApp } from './api-server.js';
 export {
   type ConfigFlags,
   type DaemonConfig,
@@ -25,7 +26,13 @@ export {
   type ResolveConfigOptions,
   resolveDaemonConfig,
 } from './config.js';
-export { type ConfigFile, LOG_LEVELS, type LogLevel, OBJECT_STRATEGIES, type ObjectStrategy } from './config-schema.js';
+export {
+  type ConfigFile,
+  LOG_LEVELS,
+  type LogLevel,
+  OBJECT_STRATEGIES,
+  type ObjectStrategy,
+} from './config-schema.js';
 export { type ApiAddress, createDaemon, Daemon, type DaemonDeps, type DaemonState } from './daemon.js';
 export {
   BUILTIN_HANDLER_TYPES,

@@ -11,7 +11,16 @@ describe('HOST:PORT', () => {
   });
 
   it('rejects anything else', () => {
-    for (const bad of ['', 'localhost', ':80', 'host:', 'host:99999', '::1:80', 'host:port', '/tmp/berth.sock']) {
+    for (const bad of [
+      '',
+      'localhost',
+      ':80',
+      'host:',
+      'host:99999',
+      '::1:80',
+      'host:port',
+      '/tmp/berth.sock',
+    ]) {
       assert.equal(parseHostPort(bad), undefined, bad);
     }
   });

@@ -20,7 +20,10 @@ export function createDaemonLogger(options: DaemonLoggerOptions): PinoLogger {
   if (options.destination) return pino(base, options.destination);
   const usePretty = options.pretty ?? process.stderr.isTTY === true;
   if (usePretty) {
-    return pino(base, pretty({ destination: 2, sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l' }));
+    return pino(
+      base,
+      pretty({ destination: 2, sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l' }),
+    );
   }
   return pino(base, pino.destination({ dest: 2, sync: true }));
 }

@@ -26,7 +26,10 @@ describe('pod validation', () => {
     assert.match(rejection({ metadata: { uid: 'u', name: 'api' } }), /^metadata\.name: "api" does not match/);
     assert.match(rejection({ metadata: { uid: 'u', namespace: 'other' } }), /^metadata\.namespace: /);
     assert.match(rejection({ metadata: { uid: 'u' }, spec: 'x' }), /^spec: /);
-    assert.match(rejection({ metadata: { uid: 'u' }, spec: { volumes: 3 } }), /^spec\.volumes: expected a list/);
+    assert.match(
+      rejection({ metadata: { uid: 'u' }, spec: { volumes: 3 } }),
+      /^spec\.volumes: expected a list/,
+    );
     assert.match(rejection({ kind: 'Secret', metadata: { uid: 'u' } }), /^kind: /);
   });
 });

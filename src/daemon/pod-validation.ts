@@ -22,7 +22,9 @@ export function validatePod(body: unknown, namespace: string, name: string): Pod
     throw bad('metadata.uid: required (a non-empty string identifying this pod instance)');
   }
   if (metadata.name !== undefined && metadata.name !== name) {
-    throw bad(`metadata.name: ${JSON.stringify(metadata.name)} does not match the path's name ${JSON.stringify(name)}`);
+    throw bad(
+      `metadata.name: ${JSON.stringify(metadata.name)} does not match the path's name ${JSON.stringify(name)}`,
+    );
   }
   if (metadata.namespace !== undefined && metadata.namespace !== namespace) {
     throw bad(
@@ -32,9 +34,16 @@ export function validatePod(body: unknown, namespace: string, name: string): Pod
   if (body.spec !== undefined) {
     if (!isRecord(body.spec)) throw bad('spec: expected an object');
     // The reference extractors walk these lists; anything else is a client mistake, not a crash.
-    for (const list of ['containers', 'initContainers', 'ephemeralContainers', 'volumes', 'imagePullSecrets']) {
+    for (const list of [
+      'containers',
+      'initContainers',
+      'ephemeralContainers',
+      'volumes',
+      'imagePullSecrets',
+    ]) {
       const value = body.spec[list];
-      if (value !== undefined && value !== null && !Array.isArray(value)) throw bad(`spec.${list}: expected a list`);
+      if (value !== undefined && value !== null && !Array.isArray(value))
+        throw bad(`spec.${list}: expected a list`);
     }
   }
   if (body.kind !== undefined && body.kind !== 'Pod') {

@@ -29,9 +29,12 @@ describe('waiting for restored sockets', () => {
       { socketPath: '/new.sock', state: 'pending', attempts: 0 },
     ]);
     let done = false;
-    const waiting = waitForRestoredSockets({ ...h, restored: new Set(['/a.sock', '/gone.sock']), clock, timeoutMs: 5000 }).then(
-      () => (done = true),
-    );
+    const waiting = waitForRestoredSockets({
+      ...h,
+      restored: new Set(['/a.sock', '/gone.sock']),
+      clock,
+      timeoutMs: 5000,
+    }).then(() => (done = true));
     await settle();
     assert.equal(done, false);
     h.set([
@@ -48,9 +51,12 @@ describe('waiting for restored sockets', () => {
     const clock = new FakeClock();
     const h = harness([{ socketPath: '/a.sock', state: 'pending', attempts: 0 }]);
     let done = false;
-    const waiting = waitForRestoredSockets({ ...h, restored: new Set(['/a.sock']), clock, timeoutMs: 5000 }).then(
-      () => (done = true),
-    );
+    const waiting = waitForRestoredSockets({
+      ...h,
+      restored: new Set(['/a.sock']),
+      clock,
+      timeoutMs: 5000,
+    }).then(() => (done = true));
     await clock.advance(4999);
     assert.equal(done, false);
     await clock.advance(1);

@@ -32,7 +32,10 @@ export function handleShutdownSignals(options: ShutdownSignalsOptions): () => vo
       return;
     }
     stopping = true;
-    options.logger.info({ signal }, `stopping (deadline ${formatDuration(options.timeoutMs)}; signal again to force)`);
+    options.logger.info(
+      { signal },
+      `stopping (deadline ${formatDuration(options.timeoutMs)}; signal again to force)`,
+    );
     const deadline = options.clock.setTimeout(() => {
       options.logger.error(`did not stop within ${formatDuration(options.timeoutMs)}; exiting`);
       options.exit(1);

@@ -28,7 +28,12 @@ export function buildStatus(input: StatusInput): Record<string, unknown> {
       instances += input.registry.listInstances(type, current.name).length;
     }
   }
-  const socketStates: Record<SocketStatus['state'], number> = { pending: 0, registered: 0, failed: 0, backoff: 0 };
+  const socketStates: Record<SocketStatus['state'], number> = {
+    pending: 0,
+    registered: 0,
+    failed: 0,
+    backoff: 0,
+  };
   for (const socket of input.sockets) socketStates[socket.state] += 1;
   const { config, corruption } = input;
   return {

@@ -7,7 +7,10 @@ import { readFileSync } from 'node:fs';
 export function berthVersion(): string {
   for (const up of ['../../package.json', '../../../package.json']) {
     try {
-      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
       if (pkg.name === 'berth' && typeof pkg.version === 'string') return pkg.version;
     } catch {
       // not at this level

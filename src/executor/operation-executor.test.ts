@@ -5,8 +5,8 @@ import { createActualStateOfWorld } from '../cache/index.js';
 import type { PluginInfo } from '../cache/types.js';
 import { isBerthError, silentLogger } from '../common/index.js';
 import type { PluginHandler } from '../handlers/types.js';
-import { createExamplePlugin, dialRegistration, type ExamplePlugin } from '../registration/index.js';
 import type { RegistrationServerBehaviour } from '../registration/index.js';
+import { createExamplePlugin, dialRegistration, type ExamplePlugin } from '../registration/index.js';
 import { FakeClock } from '../testing/fake-clock.js';
 import { RecordingHandler } from '../testing/recording-handler.js';
 import { createStaleSocket } from '../testing/stale-socket.js';
@@ -108,7 +108,10 @@ describe('operation executor: one operation per socket path (upstream operation_
     const none = handlersOf({});
     executor.registerPlugin(dir.join('a.sock'), generation('a1'), none, asw);
     executor.registerPlugin(dir.join('b.sock'), generation('b1'), none, asw);
-    await waitFor('both register operations to connect', () => a.connections.length > 0 && b.connections.length > 0);
+    await waitFor(
+      'both register operations to connect',
+      () => a.connections.length > 0 && b.connections.length > 0,
+    );
     assert.ok(executor.isPending(dir.join('a.sock')) && executor.isPending(dir.join('b.sock')));
 
     const second = refusal(() => executor.registerPlugin(dir.join('a.sock'), generation('a2'), none, asw));
@@ -118,8 +121,18 @@ describe('operation executor: one operation per socket path (upstream operation_
       `Failed to create operation with name "${dir.join('a.sock')}". An operation with that name is already executing.`,
     );
     // Register and unregister share the key: an unregister for a busy path is refused too.
-    const info: PluginInfo = { socketPath: dir.join('a.sock'), timestamp: 0, uuid: 'old', foundInDeprecatedDir: false };
-    assert.ok(isBerthError(refusal(() => executor.unregisterPlugin(info, asw)), 'BERTH_OPERATION_PENDING'));
+    const info: PluginInfo = {
+      socketPath: dir.join('a.sock'),
+      timestamp: 0,
+      uuid: 'old',
+      foundInDeprecatedDir: false,
+    };
+    assert.ok(
+      isBerthError(
+        refusal(() => executor.unregisterPlugin(info, asw)),
+        'BERTH_OPERATION_PENDING',
+      ),
+    );
   });
 
   it('unregister on two different paths runs both at once; twice on one path is refused', async (t) => {
@@ -182,7 +195,11 @@ describe('register operation against a real plugin', () => {
     assert.equal(entry?.endpoint, '/run/example.sock');
     assert.deepEqual(entry?.supportedVersions, VERSIONS);
     assert.equal(entry?.handler, wrapped);
-    assert.deepEqual(handler.calls[1]?.context, { type: 'DevicePlugin', socketPath: path, foundInDeprecatedDir: false });
+    assert.deepEqual(handler.calls[1]?.context, {
+      type: 'DevicePlugin',
+      socketPath: path,
+      foundInDeprecatedDir: false,
+    });
     assert.equal(executor.status(path), undefined, 'success leaves no backoff behind');
   });
 
@@ -240,7 +257,13 @@ describe('register operation against a real plugin', () => {
     const path = dir.join('p.sock');
     const plugin = await startPlugin(t, path, { name: 'v' });
     let aswWrites = 0;
-    const countingAsw = { ...asw, addPlugin: (i: PluginInfo) => (aswWrites++, asw.addPlugin(i)) };
+    const countingAsw = {
+      ...asw,
+      addPlugin: (info: PluginInfo) => {
+        aswWrites++;
+        asw.addPlugin(info);
+      },
+    };
     const handler = new RecordingHandler({ failValidate: 'unsupported versions [v1beta1 v1beta2]' });
     const failed = nextEvent(path);
     executor.registerPlugin(path, generation('g'), handlersOf({ DevicePlugin: handler }), countingAsw);
@@ -250,7 +273,8 @@ describe('register operation against a real plugin', () => {
     assert.equal(event.error.message, 'RegisterPlugin error -- pluginHandler.ValidatePluginFunc failed');
     assert.deepEqual(await plugin.nextStatus(), {
       pluginRegistered: false,
-      error: 'RegisterPlugin error -- plugin validation failed with err: unsupported versions [v1beta1 v1beta2]',
+      error:
+        'RegisterPlugin error -- plugin validation failed with err: unsupported versions [v1beta1 v1beta2]',
     });
     assert.equal(aswWrites, 0);
     assert.equal(asw.pluginExists(path), false);
@@ -343,7 +367,9 @@ describe('register operation against a real plugin', () => {
     assert.equal(event.error.code, 'BERTH_GET_INFO_FAILED');
     assert.match(
       event.error.message,
-      new RegExp(`^RegisterPlugin error -- failed to get plugin info using RPC GetInfo at socket ${path}, err: `),
+      new RegExp(
+        `^RegisterPlugin error -- failed to get plugin info using RPC GetInfo at socket ${path}, err: `,
+      ),
     );
     assert.equal(plugin.getInfoCalls, 1);
     assert.deepEqual(plugin.statuses, []);
@@ -360,7 +386,10 @@ describe('register operation against a real plugin', () => {
     const event = await failed;
     assert.ok(event.type === 'register-failed');
     assert.equal(event.error.code, 'BERTH_DIAL_FAILED');
-    assert.match(event.error.message, new RegExp(`^RegisterPlugin error -- dial failed at socket ${path}, err: `));
+    assert.match(
+      event.error.message,
+      new RegExp(`^RegisterPlugin error -- dial failed at socket ${path}, err: `),
+    );
     assert.match(event.error.message, /ECONNREFUSED/);
   });
 
@@ -411,7 +440,12 @@ describe('unregister operation', () => {
 
   it('without a handler it fails with the upstream text, keeps the entry and backs off', async (t) => {
     const { executor, asw, nextEvent } = setup(t);
-    const info: PluginInfo = { socketPath: '/x/p.sock', timestamp: 1, uuid: 'u', foundInDeprecatedDir: false };
+    const info: PluginInfo = {
+      socketPath: '/x/p.sock',
+      timestamp: 1,
+      uuid: 'u',
+      foundInDeprecatedDir: false,
+    };
     asw.addPlugin(info);
     const done = nextEvent('/x/p.sock');
     executor.unregisterPlugin(info, asw);
@@ -420,7 +454,12 @@ describe('unregister operation', () => {
     assert.equal(event.error.code, 'BERTH_HANDLER_MISSING');
     assert.equal(event.error.message, 'UnregisterPlugin error -- failed to get plugin handler for /x/p.sock');
     assert.equal(asw.pluginExists('/x/p.sock'), true);
-    assert.ok(isBerthError(refusal(() => executor.unregisterPlugin(info, asw)), 'BERTH_OPERATION_BACKOFF'));
+    assert.ok(
+      isBerthError(
+        refusal(() => executor.unregisterPlugin(info, asw)),
+        'BERTH_OPERATION_BACKOFF',
+      ),
+    );
   });
 });
 

@@ -108,7 +108,12 @@ class Executor implements OperationExecutor {
   #emit(event: OperationEvent): void {
     if (event.type === 'register-failed' || event.type === 'unregister-failed') {
       this.#logger.debug(
-        { socketPath: event.socketPath, code: event.error.code, retryAt: event.retryAt, attempts: event.attempts },
+        {
+          socketPath: event.socketPath,
+          code: event.error.code,
+          retryAt: event.retryAt,
+          attempts: event.attempts,
+        },
         event.error.message,
       );
     } else {
@@ -141,7 +146,8 @@ function registerEvent(
       attempts: outcome.attempts,
     };
   }
-  const error = outcome.error ?? new BerthError('BERTH_INTERNAL', 'register operation ended without a result');
+  const error =
+    outcome.error ?? new BerthError('BERTH_INTERNAL', 'register operation ended without a result');
   const event: OperationEvent = {
     type: 'register-failed',
     at: outcome.finishedAt,
@@ -160,7 +166,13 @@ function registerEvent(
 function unregisterEvent(outcome: OperationOutcome, info: PluginInfo): OperationEvent {
   const durationMs = outcome.finishedAt - outcome.startedAt;
   if (outcome.error === undefined) {
-    return { type: 'unregister-succeeded', at: outcome.finishedAt, socketPath: info.socketPath, plugin: info, durationMs };
+    return {
+      type: 'unregister-succeeded',
+      at: outcome.finishedAt,
+      socketPath: info.socketPath,
+      plugin: info,
+      durationMs,
+    };
   }
   return {
     type: 'unregister-failed',

@@ -140,7 +140,10 @@ for (const backoff of [true, false]) {
 
     it('stop() aborts running operations and refuses new ones; it is idempotent', async () => {
       const map = make();
-      map.run('long', (signal) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))));
+      map.run(
+        'long',
+        (signal) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
+      );
       map.stop();
       map.stop();
       await map.waitForCompletion();

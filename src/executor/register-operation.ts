@@ -79,7 +79,10 @@ export async function registerOperation(
         return new BerthError(
           code,
           `RegisterPlugin error -- failed to send error at socket ${socketPath}, err: ${notifyText}: ${errorMessage(notifyErr)}`,
-          { cause: cause ?? notifyErr, details: { ...plugin, socketPath, notifyError: errorMessage(notifyErr) } },
+          {
+            cause: cause ?? notifyErr,
+            details: { ...plugin, socketPath, notifyError: errorMessage(notifyErr) },
+          },
         );
       }
       return new BerthError(code, errorText, { cause, details: { ...plugin, socketPath } });
@@ -127,7 +130,10 @@ export async function registerOperation(
     try {
       asw.addPlugin(entry);
     } catch (err) {
-      logger.error({ socketPath, err }, `RegisterPlugin error -- failed to add plugin at socket ${socketPath}`);
+      logger.error(
+        { socketPath, err },
+        `RegisterPlugin error -- failed to add plugin at socket ${socketPath}`,
+      );
     }
 
     try {

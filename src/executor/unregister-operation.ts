@@ -27,7 +27,11 @@ export async function unregisterOperation(
 }
 
 export function contextOf(info: PluginInfo): PluginCallContext {
-  return { type: info.type ?? '', socketPath: info.socketPath, foundInDeprecatedDir: info.foundInDeprecatedDir };
+  return {
+    type: info.type ?? '',
+    socketPath: info.socketPath,
+    foundInDeprecatedDir: info.foundInDeprecatedDir,
+  };
 }
 
 /**

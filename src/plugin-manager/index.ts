@@ -1,4 +1,9 @@
-export { createLivenessProber, DEFAULT_LIVENESS, type LivenessProber, type LivenessProberOptions } from './liveness.js';
+export {
+  createLivenessProber,
+  DEFAULT_LIVENESS,
+  type LivenessProber,
+  type LivenessProberOptions,
+} from './liveness.js';
 export {
   ACTUAL_STATE_LABEL,
   createPluginManagerMetrics,

@@ -11,7 +11,9 @@ function setup() {
   const actualState = createActualStateOfWorld();
   const metrics = createPluginManagerMetrics({ registry, desiredState, actualState });
   const seriesOf = async (name: string) =>
-    (await registry.metrics()).split('\n').filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `));
+    (await registry.metrics())
+      .split('\n')
+      .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `));
   return { registry, desiredState, actualState, metrics, seriesOf };
 }
 
@@ -19,7 +21,12 @@ describe('plugin manager metrics (upstream metrics_test)', () => {
   it('one series per state for a socket in both caches, computed at scrape time', async () => {
     const { registry, desiredState, actualState, seriesOf } = setup();
     desiredState.addOrUpdatePlugin('fake/path/plugin.sock');
-    actualState.addPlugin({ socketPath: 'fake/path/plugin.sock', timestamp: 1, uuid: 'u', foundInDeprecatedDir: false });
+    actualState.addPlugin({
+      socketPath: 'fake/path/plugin.sock',
+      timestamp: 1,
+      uuid: 'u',
+      foundInDeprecatedDir: false,
+    });
     const text = await registry.metrics();
     assert.match(text, /^# HELP plugin_manager_total_plugins Number of plugins in Plugin Manager$/m);
     assert.match(text, /^# TYPE plugin_manager_total_plugins gauge$/m);
@@ -43,7 +50,14 @@ describe('plugin manager metrics (upstream metrics_test)', () => {
   it('counts operations by result, failures by error code, and times registrations', async () => {
     const { metrics, seriesOf } = setup();
     const plugin = { socketPath: '/p.sock', timestamp: 1, uuid: 'u', foundInDeprecatedDir: false };
-    metrics.recordOperation({ type: 'register-succeeded', at: 1, socketPath: '/p.sock', plugin, durationMs: 20, attempts: 1 });
+    metrics.recordOperation({
+      type: 'register-succeeded',
+      at: 1,
+      socketPath: '/p.sock',
+      plugin,
+      durationMs: 20,
+      attempts: 1,
+    });
     metrics.recordOperation({
       type: 'register-failed',
       at: 1,
@@ -54,7 +68,13 @@ describe('plugin manager metrics (upstream metrics_test)', () => {
       attempts: 1,
       durationMs: 2,
     });
-    metrics.recordOperation({ type: 'unregister-succeeded', at: 1, socketPath: '/p.sock', plugin, durationMs: 0 });
+    metrics.recordOperation({
+      type: 'unregister-succeeded',
+      at: 1,
+      socketPath: '/p.sock',
+      plugin,
+      durationMs: 0,
+    });
     metrics.recordLivenessFailure();
     assert.deepEqual((await seriesOf('berth_plugin_operations_total')).sort(), [
       'berth_plugin_operations_total{operation="register",result="failure"} 1',

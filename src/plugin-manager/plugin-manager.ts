@@ -105,7 +105,9 @@ class BerthPluginManager implements PluginManager {
     }
     const resyncPeriodMs = options.resyncPeriodMs ?? DEFAULT_RESYNC_PERIOD_MS;
     if (!Number.isFinite(resyncPeriodMs) || resyncPeriodMs <= 0) {
-      throw invalid(`resyncPeriodMs must be a positive number of milliseconds, got ${String(resyncPeriodMs)}`);
+      throw invalid(
+        `resyncPeriodMs must be a positive number of milliseconds, got ${String(resyncPeriodMs)}`,
+      );
     }
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
@@ -300,7 +302,12 @@ class BerthPluginManager implements PluginManager {
         });
         const plugin = registeredPlugin(event.plugin, event.at);
         this.#logger.info(
-          { socketPath: event.socketPath, type: plugin.type, name: plugin.name, durationMs: event.durationMs },
+          {
+            socketPath: event.socketPath,
+            type: plugin.type,
+            name: plugin.name,
+            durationMs: event.durationMs,
+          },
           'plugin registered',
         );
         this.#callback(() => this.#options.onRegistered?.(plugin));
@@ -336,7 +343,12 @@ class BerthPluginManager implements PluginManager {
               : undefined;
         if (plugin !== undefined) failed.plugin = plugin;
         this.#logger.warn(
-          { socketPath: event.socketPath, code: event.error.code, retryAt: event.retryAt, attempts: event.attempts },
+          {
+            socketPath: event.socketPath,
+            code: event.error.code,
+            retryAt: event.retryAt,
+            attempts: event.attempts,
+          },
           event.error.message,
         );
         this.#emit(failed);
@@ -359,10 +371,12 @@ class BerthPluginManager implements PluginManager {
   #onDead(plugin: PluginInfo, error: BerthError, failures: number): void {
     const socketPath = plugin.socketPath;
     // The probe raced with a change of generation: nothing to do for the old one.
-    if (!this.#asw.pluginExistsWithCorrectUUID(plugin) || this.#dsw.get(socketPath)?.uuid !== plugin.uuid) return;
+    if (!this.#asw.pluginExistsWithCorrectUUID(plugin) || this.#dsw.get(socketPath)?.uuid !== plugin.uuid)
+      return;
     const at = this.#clock.now();
     const dead: DeadSocket = { uuid: plugin.uuid, error, failures, at };
-    if (plugin.type !== undefined && plugin.name !== undefined) dead.plugin = { type: plugin.type, name: plugin.name };
+    if (plugin.type !== undefined && plugin.name !== undefined)
+      dead.plugin = { type: plugin.type, name: plugin.name };
     this.#dead.set(socketPath, dead);
     this.#metrics.recordLivenessFailure();
     this.#logger.warn({ socketPath, failures }, error.message);

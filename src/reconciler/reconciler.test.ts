@@ -142,7 +142,10 @@ describe('reconciler wake-ups (berth: event-driven, not a 1 s loop)', () => {
     reconciler.start();
     const plugin = await startPlugin('foo.sock', 'foo', 'FooPlugin');
     dsw.addOrUpdatePlugin(plugin.socketPath);
-    await waitFor('the no-handler failure', () => executor.status(plugin.socketPath)?.lastError?.code === 'BERTH_NO_HANDLER');
+    await waitFor(
+      'the no-handler failure',
+      () => executor.status(plugin.socketPath)?.lastError?.code === 'BERTH_NO_HANDLER',
+    );
     assert.match((await plugin.nextStatus()).error, /no handler registered for plugin type: FooPlugin/);
     const handler = new RecordingHandler();
     handlers.add('FooPlugin', handler);
@@ -159,7 +162,10 @@ describe('reconciler wake-ups (berth: event-driven, not a 1 s loop)', () => {
     reconciler.start();
     const plugin = await startPlugin('p.sock', 'p');
     dsw.addOrUpdatePlugin(plugin.socketPath);
-    await waitFor('the first failure', () => executor.status(plugin.socketPath)?.lastError?.code === 'BERTH_REGISTER_FAILED');
+    await waitFor(
+      'the first failure',
+      () => executor.status(plugin.socketPath)?.lastError?.code === 'BERTH_REGISTER_FAILED',
+    );
     assert.equal(asw.pluginExists(plugin.socketPath), false);
     const retryAt = executor.status(plugin.socketPath)?.retryAt ?? 0;
     await clock.set(retryAt + 1);
@@ -186,7 +192,10 @@ describe('reconciler wake-ups (berth: event-driven, not a 1 s loop)', () => {
       return refusal?.operation === 'register' && refusal.code === 'BERTH_OPERATION_PENDING';
     });
     release();
-    await waitFor('re-registration right after the unregister', () => asw.get(plugin.socketPath)?.uuid === second);
+    await waitFor(
+      're-registration right after the unregister',
+      () => asw.get(plugin.socketPath)?.uuid === second,
+    );
     assert.equal(reconciler.refusals().has(plugin.socketPath), false);
     assert.deepEqual(handler.violations, []);
   });
@@ -226,7 +235,11 @@ describe('reconciler wake-ups (berth: event-driven, not a 1 s loop)', () => {
         createReconciler({
           desiredState: createDesiredStateOfWorld(),
           actualState: createActualStateOfWorld(),
-          executor: createOperationExecutor({ clock: new FakeClock(), logger: silentLogger, dial: dialRegistration }),
+          executor: createOperationExecutor({
+            clock: new FakeClock(),
+            logger: silentLogger,
+            dial: dialRegistration,
+          }),
           handlers: new SmallHandlerTable(),
           clock: new FakeClock(),
           logger: silentLogger,

@@ -164,7 +164,11 @@ class EventDrivenReconciler implements Reconciler {
       this.#attempt(wanted.socketPath, 'register', () =>
         this.#executor.registerPlugin(
           wanted.socketPath,
-          { uuid: wanted.uuid, timestamp: wanted.timestamp, foundInDeprecatedDir: wanted.foundInDeprecatedDir },
+          {
+            uuid: wanted.uuid,
+            timestamp: wanted.timestamp,
+            foundInDeprecatedDir: wanted.foundInDeprecatedDir,
+          },
           this.#getHandler,
           this.#asw,
         ),
@@ -204,7 +208,10 @@ class EventDrivenReconciler implements Reconciler {
       } else if (isBerthError(err, 'BERTH_SHUT_DOWN')) {
         this.#logger.debug({ socketPath, operation }, `${operation} of ${socketPath} skipped: shutting down`);
       } else {
-        this.#logger.error({ socketPath, operation, err }, `${operation} of ${socketPath} failed to start: ${errorMessage(err)}`);
+        this.#logger.error(
+          { socketPath, operation, err },
+          `${operation} of ${socketPath} failed to start: ${errorMessage(err)}`,
+        );
       }
     }
   }

@@ -79,7 +79,9 @@ export class RecordingHandler implements PluginHandler {
   ): Promise<void> {
     await this.#call({ op: 'register', name, endpoint, versions: [...versions], context }, () => {
       if (this.#state.get(name) !== 'validated') {
-        this.violations.push(`register ${name} without a preceding validate (state ${this.#state.get(name)})`);
+        this.violations.push(
+          `register ${name} without a preceding validate (state ${this.#state.get(name)})`,
+        );
       }
       const { failRegister, failRegisterTimes } = this.behaviour;
       if (failRegister !== undefined && (failRegisterTimes === undefined || failRegisterTimes > 0)) {

@@ -9,7 +9,10 @@ export interface ClientFlags extends ApiTargetFlags {
 /** The options every client command shares: which daemon, and JSON output. */
 export function withClientOptions(command: Command, json = true): Command {
   command
-    .option('--api <path|host:port>', "the daemon's API: a unix socket path or HOST:PORT (default: <data-dir>/berth.sock)")
+    .option(
+      '--api <path|host:port>',
+      "the daemon's API: a unix socket path or HOST:PORT (default: <data-dir>/berth.sock)",
+    )
     .option(
       '--data-dir <dir>',
       'data directory of the daemon to talk to (default: $BERTH_DATA_DIR, else $XDG_STATE_HOME/berth, else ~/.local/state/berth)',

@@ -2,7 +2,12 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { errorMessage, isBerthError } from '../../common/index.js';
-import { dataDirLayout, defaultDataDir, EXAMPLE_PLUGIN_TYPE, EXAMPLE_PLUGIN_VERSIONS } from '../../daemon/index.js';
+import {
+  dataDirLayout,
+  defaultDataDir,
+  EXAMPLE_PLUGIN_TYPE,
+  EXAMPLE_PLUGIN_VERSIONS,
+} from '../../daemon/index.js';
 import { createExamplePlugin } from '../../registration/index.js';
 import { usageError } from '../cli-error.js';
 
@@ -28,7 +33,9 @@ export function exampleSocketPath(flags: Pick<ExampleFlags, 'name' | 'pluginsDir
   const pluginsDir = flags.pluginsDir ?? dataDirLayout(flags.dataDir ?? defaultDataDir()).pluginsDir;
   const socketPath = join(pluginsDir, `${flags.name}.sock`);
   if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH) {
-    throw usageError(`socket path ${socketPath} is longer than ${MAX_SOCKET_PATH} bytes; use a shorter --plugins-dir`);
+    throw usageError(
+      `socket path ${socketPath} is longer than ${MAX_SOCKET_PATH} bytes; use a shorter --plugins-dir`,
+    );
   }
   return socketPath;
 }

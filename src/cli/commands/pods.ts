@@ -20,7 +20,10 @@ export function readPodFile(path: string): { namespace: string; name: string; po
   try {
     text = readFileSync(path === '-' ? 0 : path, 'utf8');
   } catch (err) {
-    throw usageError(`cannot read ${path}: ${errorMessage(err)}; pass the pod manifest with -f FILE`);
+    const code = (err as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : errorMessage(err);
+    throw usageError(`cannot read ${path} (${why}); pass the pod manifest with -f FILE`);
   }
   let pod: unknown;
   try {
@@ -59,7 +62,9 @@ const path = (namespace: string, name: string) =>
   `/v1/pods/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`;
 
 export function podsCommand(program: Command): void {
-  const pods = program.command('pods').description('register workloads whose secrets and configmaps berth caches');
+  const pods = program
+    .command('pods')
+    .description('register workloads whose secrets and configmaps berth caches');
 
   withClientOptions(
     pods
@@ -74,7 +79,10 @@ export function podsCommand(program: Command): void {
   });
 
   withClientOptions(
-    pods.command('delete').description('unregister a pod, releasing its references').argument('<namespace/name>'),
+    pods
+      .command('delete')
+      .description('unregister a pod, releasing its references')
+      .argument('<namespace/name>'),
   ).action(async (target: string, flags: ClientFlags) => {
     const [namespace, name] = parseNamespacedName(target, 'the pod');
     const body = await clientFor(flags).request<{ pod: PodSummary }>('DELETE', path(namespace, name));

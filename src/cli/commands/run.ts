@@ -29,7 +29,10 @@ export function runCommand(program: Command): void {
       '--plugins-dir <dir>',
       'directory watched for plugin sockets (default: <data-dir>/plugins_registry; /var/lib/kubelet/plugins_registry makes berth the registrar for kubelet plugins)',
     )
-    .option('--listen <host:port>', 'also serve the API on TCP (default: the unix socket <data-dir>/berth.sock only)')
+    .option(
+      '--listen <host:port>',
+      'also serve the API on TCP (default: the unix socket <data-dir>/berth.sock only)',
+    )
     .option('--config <file>', 'YAML or JSON config file; flags override it (default: none)')
     .option('--log-level <level>', `${LOG_LEVELS.join('|')} (default: info)`)
     .action(async (flags: RunFlags) => {

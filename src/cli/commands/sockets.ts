@@ -22,7 +22,9 @@ export function formatSockets(sockets: readonly SocketRow[], now: number): strin
 
 export function socketsCommand(program: Command): void {
   withClientOptions(
-    program.command('sockets').description('list every plugin socket with its state, last error and next retry'),
+    program
+      .command('sockets')
+      .description('list every plugin socket with its state, last error and next retry'),
   ).action(async (flags: ClientFlags) => {
     const body = await clientFor(flags).request<{ sockets: SocketRow[] }>('GET', '/v1/sockets');
     if (flags.json) printJson(body);

@@ -37,24 +37,30 @@ export function formatStatus(status: StatusDoc): string {
         `failed ${sockets.failed ?? 0}, backoff ${sockets.backoff ?? 0})`,
     ],
     ['pods', String(counts.pods ?? 0)],
-    ['objects', `${status.objects?.source ?? '-'} source, ${status.objects?.strategy ?? '-'} strategy, ${counts.watchesOpen ?? 0} watches open`],
+    [
+      'objects',
+      `${status.objects?.source ?? '-'} source, ${status.objects?.strategy ?? '-'} strategy, ${counts.watchesOpen ?? 0} watches open`,
+    ],
     ['event clients', String(counts.eventClients ?? 0)],
     ['state db', status.storage?.path ?? '-'],
   ];
   const corruption = status.storage?.corruption;
   if (corruption) {
-    rows.push(['storage', `CORRUPT state was set aside to ${corruption.movedTo}: ${corruption.error?.message ?? ''}`]);
+    rows.push([
+      'storage',
+      `CORRUPT state was set aside to ${corruption.movedTo}: ${corruption.error?.message ?? ''}`,
+    ]);
   }
   const width = Math.max(...rows.map(([k]) => k.length));
   return rows.map(([k, v]) => `${`${k}:`.padEnd(width + 1)}  ${v}`).join('\n');
 }
 
 export function statusCommand(program: Command): void {
-  withClientOptions(program.command('status').description("show the daemon's version, directories, counts and health")).action(
-    async (flags: ClientFlags) => {
-      const body = await clientFor(flags).request<StatusDoc>('GET', '/v1/status');
-      if (flags.json) printJson(body);
-      else console.log(formatStatus(body));
-    },
-  );
+  withClientOptions(
+    program.command('status').description("show the daemon's version, directories, counts and health"),
+  ).action(async (flags: ClientFlags) => {
+    const body = await clientFor(flags).request<StatusDoc>('GET', '/v1/status');
+    if (flags.json) printJson(body);
+    else console.log(formatStatus(body));
+  });
 }

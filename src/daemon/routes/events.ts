@@ -16,7 +16,9 @@ export function eventRoutes(app: FastifyInstance, bus: EventBus, options: EventR
   app.get('/v1/events', (request, reply) => {
     const pluginType = queryString(request.query, 'type');
     const subscription = bus.subscribe(
-      pluginType === undefined ? { queueSize: options.queueSize } : { queueSize: options.queueSize, pluginType },
+      pluginType === undefined
+        ? { queueSize: options.queueSize }
+        : { queueSize: options.queueSize, pluginType },
     );
     // The stream outlives fastify's request/reply cycle: take the raw response over.
     reply.hijack();

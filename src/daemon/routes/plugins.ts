@@ -51,6 +51,9 @@ export function pluginRoutes(app: FastifyInstance, catalog: PluginCatalog): void
         `plugin ${name} for type ${type} not found; list registered plugins with GET /v1/plugins`,
       );
     }
-    return { plugin: { ...pluginView(current), instances: instances.length }, instances: instances.map(pluginView) };
+    return {
+      plugin: { ...pluginView(current), instances: instances.length },
+      instances: instances.map(pluginView),
+    };
   });
 }

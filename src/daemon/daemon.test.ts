@@ -1,0 +1,131 @@
+import assert from 'node:assert/strict';
+import { lstatSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { describe, it } from 'node:test';
+import { isBerthError, silentLogger } from '../common/index.js';
+import { createExamplePlugin } from '../registration/index.js';
+import { createStaleSocket } from '../testing/stale-socket.js';
+import { createTempDir } from '../testing/temp-dir.js';
+import { waitFor } from '../testing/wait-for.js';
+import { resolveDaemonConfig } from './config.js';
+import { createDaemon } from './daemon.js';
+
+function get(socketPath: string, path: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath, path }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function configFor(dataDir: string, file: Parameters<typeof resolveDaemonConfig>[0] = {}) {
+  return resolveDaemonConfig(file, { dataDir }, { env: {} });
+}
+
+describe('daemon', () => {
+  it('starts on an empty data directory, is ready, and stops idempotently', async (t) => {
+    const dir = createTempDir();
+    t.after(() => dir.remove());
+    const config = configFor(dir.path);
+    const daemon = createDaemon(config, { logger: silentLogger });
+    t.after(() => daemon.stop());
+    await daemon.start();
+    assert.equal(daemon.state, 'ready');
+    assert.deepEqual(daemon.apiAddress, { socketPath: config.apiSocketPath });
+    assert.equal(lstatSync(config.apiSocketPath).mode & 0o777, 0o600, 'API socket is owner-only');
+    assert.equal((await get(config.apiSocketPath, '/readyz')).status, 200);
+    const status = JSON.parse((await get(config.apiSocketPath, '/v1/status')).text);
+    assert.equal(status.ready, true);
+    assert.equal(status.pluginsDir, config.pluginsDir);
+    assert.equal(status.storage.corruption, null);
+
+    await Promise.all([daemon.stop(), daemon.stop()]);
+    assert.equal(daemon.state, 'stopped');
+    assert.throws(() => lstatSync(config.apiSocketPath), /ENOENT/, 'the socket is gone after stop');
+    await daemon[Symbol.asyncDispose]();
+  });
+
+  it('replaces a stale API socket and refuses to run beside a live daemon', async (t) => {
+    const dir = createTempDir();
+    t.after(() => dir.remove());
+    const config = configFor(dir.path);
+    await createStaleSocket(config.apiSocketPath);
+    const first = createDaemon(config, { logger: silentLogger });
+    t.after(() => first.stop());
+    await first.start();
+
+    const second = createDaemon(config, { logger: silentLogger });
+    await assert.rejects(
+      second.start(),
+      (err) =>
+        isBerthError(err, 'BERTH_DAEMON_RUNNING') &&
+        err.message.includes(config.apiSocketPath) &&
+        err.message.includes('--data-dir'),
+    );
+    assert.equal(second.state, 'stopped');
+    assert.equal((await get(config.apiSocketPath, '/healthz')).status, 200, 'the first daemon is untouched');
+  });
+
+  it('reports a corrupt state database, sets it aside and starts empty', async (t) => {
+    const dir = createTempDir();
+    t.after(() => dir.remove());
+    const config = configFor(dir.path);
+    writeFileSync(config.statePath, 'this is not a SQLite database, not even close'.repeat(200));
+    const daemon = createDaemon(config, { logger: silentLogger });
+    t.after(() => daemon.stop());
+    await daemon.start();
+    const status = JSON.parse((await get(config.apiSocketPath, '/v1/status')).text);
+    assert.equal(status.storage.corruption.error.code, 'BERTH_STORAGE_CORRUPT');
+    assert.match(status.storage.corruption.movedTo, /state\.db\.corrupt-/);
+    const metrics = (await get(config.apiSocketPath, '/metrics')).text;
+    assert.match(metrics, /berth_registry_events_total\{type="storage-error"\} 1/);
+    assert.equal((await get(config.apiSocketPath, '/readyz')).status, 200);
+  });
+
+  it('registers plugins of a configured type and keeps the registry across a restart', async (t) => {
+    const dir = createTempDir();
+    t.after(() => dir.remove());
+    const config = configFor(dir.path, { handlers: [{ type: 'example.com/gpu', versions: ['v2'] }] });
+    const plugin = createExamplePlugin({
+      socketPath: dir.join('plugins_registry', 'gpu.sock'),
+      name: 'gpu',
+      type: 'example.com/gpu',
+      versions: ['v1', 'v2'],
+    });
+    const first = createDaemon(config, { logger: silentLogger });
+    t.after(() => first.stop());
+    await first.start();
+    await plugin.start();
+    t.after(() => plugin.stop());
+    assert.deepEqual(await plugin.nextStatus(), { pluginRegistered: true, error: '' });
+    await first.stop();
+
+    const second = createDaemon(config, { logger: silentLogger });
+    t.after(() => second.stop());
+    await second.start();
+    const listed = JSON.parse((await get(config.apiSocketPath, '/v1/plugins?type=example.com%2Fgpu')).text);
+    assert.deepEqual(
+      listed.plugins.map((p: { name: string; instances: number }) => [p.name, p.instances]),
+      [['gpu', 1]],
+      'restored and confirmed, not duplicated',
+    );
+    await second.stop();
+
+    // The plugin leaves while berth is down: the restored instance is dropped at start.
+    await plugin.stop();
+    const third = createDaemon(config, { logger: silentLogger });
+    t.after(() => third.stop());
+    await third.start();
+    const after = JSON.parse((await get(config.apiSocketPath, '/v1/plugins')).text);
+    assert.deepEqual(after.plugins, []);
+    await waitFor(
+      'no sockets left',
+      async () => JSON.parse((await get(config.apiSocketPath, '/v1/sockets')).text).sockets.length === 0,
+    );
+  });
+});
