@@ -4,9 +4,10 @@ import { describe, it } from 'node:test';
 import { BerthError, type PluginEvent } from '../common/index.js';
 import { createMemoryStorage, openSqliteStorage, type StateStorage } from '../storage/index.js';
 import { FakeClock } from '../testing/fake-clock.js';
+import { createRecordingLogger, type LogRecord } from '../testing/recording-logger.js';
 import { createTempDir } from '../testing/temp-dir.js';
 import { createRegistry, type Registry } from './index.js';
-import { type LoggedLine, nodePlugin, recordingLogger, storageKinds } from './storage-kinds.test-support.js';
+import { nodePlugin, storageKinds } from './storage-kinds.test-support.js';
 
 function snapshot(registry: Registry) {
   return registry.types().map((type) => ({
@@ -54,13 +55,13 @@ describe('registry persistence', () => {
     try {
       const path = dir.join('state.db');
       writeFileSync(path, 'this is not a database, it is a grocery list: eggs, milk, sockets');
-      const logs: LoggedLine[] = [];
+      const logs: LogRecord[] = [];
       const tapped: PluginEvent[] = [];
       const storage = openSqliteStorage({ path, clock: new FakeClock() });
       try {
         const registry = createRegistry({
           storage,
-          logger: recordingLogger(logs),
+          logger: createRecordingLogger(logs),
           onEvent: (e) => tapped.push(e),
         });
         assert.deepEqual(registry.types(), []);

@@ -2,15 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PluginEvent, PluginInstanceInfo, RegistryEvent } from '../common/index.js';
 import { FakeClock } from '../testing/fake-clock.js';
+import { createRecordingLogger, type LogRecord } from '../testing/recording-logger.js';
 import { nextWithin } from '../testing/wait-for.js';
 import { createRegistry, type PluginDispenser, type Registry } from './index.js';
-import {
-  instrumented,
-  type LoggedLine,
-  nodePlugin,
-  recordingLogger,
-  storageKinds,
-} from './storage-kinds.test-support.js';
+import { instrumented, nodePlugin, storageKinds } from './storage-kinds.test-support.js';
 
 const echo: PluginDispenser = (info) => info;
 
@@ -327,7 +322,7 @@ describe('registry: register', () => {
   });
 
   it('a failed write is applied in memory, reported, thrown, and retried by the next registration', async () => {
-    const logs: LoggedLine[] = [];
+    const logs: LogRecord[] = [];
     const tapped: PluginEvent[] = [];
     const fixture = storageKinds[1]?.create();
     assert.ok(fixture);
@@ -335,7 +330,7 @@ describe('registry: register', () => {
       const storage = instrumented(fixture.storage());
       const registry = createRegistry({
         storage,
-        logger: recordingLogger(logs),
+        logger: createRecordingLogger(logs),
         onEvent: (e) => tapped.push(e),
       });
       const events = registry.subscribe(undefined)[Symbol.asyncIterator]();
@@ -371,9 +366,9 @@ describe('registry: register', () => {
   });
 
   it('a throwing onEvent tap does not break registration', () => {
-    const logs: LoggedLine[] = [];
+    const logs: LogRecord[] = [];
     const registry = createRegistry({
-      logger: recordingLogger(logs),
+      logger: createRecordingLogger(logs),
       onEvent: () => {
         throw new Error('tap broke');
       },

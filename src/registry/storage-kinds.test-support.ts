@@ -3,7 +3,7 @@
  * storage a new registry would see after a daemon restart (the same object for
  * memory, a closed and reopened file for SQLite).
  */
-import type { Logger, PluginInstanceInfo } from '../common/index.js';
+import type { PluginInstanceInfo } from '../common/index.js';
 import { createMemoryStorage, openSqliteStorage, type StateStorage } from '../storage/index.js';
 import { createTempDir } from '../testing/temp-dir.js';
 
@@ -49,28 +49,6 @@ export const storageKinds: StorageKind[] = [
 ];
 
 /** A logger that keeps what was logged, for asserting that failures are reported. */
-export interface LoggedLine {
-  level: 'debug' | 'info' | 'warn' | 'error';
-  fields: Record<string, unknown>;
-  message: string;
-}
-
-export function recordingLogger(lines: LoggedLine[]): Logger {
-  const at =
-    (level: LoggedLine['level']) =>
-    (fieldsOrMessage: object | string, message?: string): void => {
-      if (typeof fieldsOrMessage === 'string') lines.push({ level, fields: {}, message: fieldsOrMessage });
-      else lines.push({ level, fields: fieldsOrMessage as Record<string, unknown>, message: message ?? '' });
-    };
-  const logger: Logger = {
-    debug: at('debug'),
-    info: at('info'),
-    warn: at('warn'),
-    error: at('error'),
-    child: () => logger,
-  };
-  return logger;
-}
 
 /** Plugin N of Nomad's concurrent-allocs tests. */
 export function nodePlugin(n: number, overrides: Partial<PluginInstanceInfo> = {}): PluginInstanceInfo {

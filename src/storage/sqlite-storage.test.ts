@@ -4,31 +4,9 @@ import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import type { Logger, PluginInstanceInfo } from '../common/index.js';
 import { FakeClock } from '../testing/fake-clock.js';
+import { createRecordingLogger, type LogRecord } from '../testing/recording-logger.js';
 import { createTempDir } from '../testing/temp-dir.js';
 import { openSqliteStorage, type RegistryState, type StorageCorruptionReport } from './index.js';
-
-interface LogLine {
-  level: string;
-  fields: object;
-  message: string | undefined;
-}
-
-function recordingLogger(lines: LogLine[]): Logger {
-  const at =
-    (level: string) =>
-    (fieldsOrMessage: object | string, message?: string): void => {
-      if (typeof fieldsOrMessage === 'string') lines.push({ level, fields: {}, message: fieldsOrMessage });
-      else lines.push({ level, fields: fieldsOrMessage, message });
-    };
-  const logger: Logger = {
-    debug: at('debug'),
-    info: at('info'),
-    warn: at('warn'),
-    error: at('error'),
-    child: () => logger,
-  };
-  return logger;
-}
 
 function instance(n: number, name = 'my-plugin'): PluginInstanceInfo {
   return {
@@ -49,12 +27,12 @@ const sampleState: RegistryState = {
 /** A storage that records corruption reports and logs, on a fake clock. */
 function openObserved(path: string) {
   const reports: StorageCorruptionReport[] = [];
-  const logs: LogLine[] = [];
+  const logs: LogRecord[] = [];
   const clock = new FakeClock(Date.UTC(2026, 0, 2, 3, 4, 5, 6));
   const storage = openSqliteStorage({
     path,
     clock,
-    logger: recordingLogger(logs),
+    logger: createRecordingLogger(logs),
     onCorrupt: (r) => reports.push(r),
   });
   return { storage, reports, logs };

@@ -48,28 +48,4 @@ export function mkfifo(path: string): void {
   execFileSync('mkfifo', [path]);
 }
 
-export interface LogRecord {
-  level: 'debug' | 'info' | 'warn' | 'error';
-  message: string;
-  fields: object;
-}
-
-/** A Logger that keeps every record, to check what was (not) logged at which level. */
-export function createRecordingLogger(): Logger & { records: LogRecord[] } {
-  const records: LogRecord[] = [];
-  const at =
-    (level: LogRecord['level']): LogFn =>
-    (fieldsOrMessage, message) => {
-      if (typeof fieldsOrMessage === 'string') records.push({ level, message: fieldsOrMessage, fields: {} });
-      else records.push({ level, message: message ?? '', fields: fieldsOrMessage });
-    };
-  const logger: Logger & { records: LogRecord[] } = {
-    records,
-    debug: at('debug'),
-    info: at('info'),
-    warn: at('warn'),
-    error: at('error'),
-    child: () => logger,
-  };
-  return logger;
-}
+export { createRecordingLogger, type LogRecord } from '../testing/recording-logger.js';

@@ -1,35 +1,12 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import type { Logger } from '../../common/index.js';
 import { FakeClock } from '../../testing/fake-clock.js';
+import { createRecordingLogger } from '../../testing/recording-logger.js';
 import { createTempDir, type TempDir } from '../../testing/temp-dir.js';
 import { nextWithin, waitFor } from '../../testing/wait-for.js';
 import type { KubeObject, ObjectResource } from '../source.js';
 import { createDirectorySource, type DirectorySourceOptions } from './directory-source.js';
-
-interface Warning {
-  fields: Record<string, unknown>;
-  message: string | undefined;
-}
-
-function recordingLogger(): { logger: Logger; warnings: Warning[] } {
-  const warnings: Warning[] = [];
-  const noop = () => {};
-  const logger: Logger = {
-    debug: noop,
-    info: noop,
-    error: noop,
-    warn: (fields, message) => {
-      warnings.push({
-        fields: typeof fields === 'object' ? (fields as Record<string, unknown>) : {},
-        message,
-      });
-    },
-    child: () => logger,
-  };
-  return { logger, warnings };
-}
 
 function write(
   dir: TempDir,
@@ -45,9 +22,10 @@ function write(
 }
 
 function open(dir: TempDir, extra: Partial<DirectorySourceOptions> = {}) {
-  const { logger, warnings } = recordingLogger();
+  const logger = createRecordingLogger();
   const source = createDirectorySource({ root: dir.path, logger, ...extra });
-  return { source, warnings };
+  // Only the warnings matter here: a malformed file is reported, never fatal.
+  return { source, warnings: logger.records };
 }
 
 async function names(source: ReturnType<typeof open>['source'], resource: ObjectResource, ns: string) {
@@ -91,7 +69,10 @@ describe('directory source', () => {
       },
     );
     await assert.rejects(source.get('secrets', 'other', 'plain'), /secret "plain" not found/);
-    assert.deepEqual(warnings, []);
+    assert.deepEqual(
+      warnings.filter((w) => w.level === 'warn'),
+      [],
+    );
   });
 
   test('creating, editing and deleting files are ADDED, MODIFIED and DELETED watch events', async (t) => {
@@ -135,7 +116,7 @@ describe('directory source', () => {
 
     assert.deepEqual(await names(source, 'secrets', 'ns'), ['good']);
     assert.deepEqual(await names(source, 'configmaps', 'ns'), []);
-    const warned = (path: string) => warnings.find((w) => w.fields.path === path);
+    const warned = (path: string) => warnings.find((w) => w.level === 'warn' && w.fields.path === path);
     assert.match(String(warned(broken)?.fields.err), /cannot parse/);
     assert.match(String(warned(badYaml)?.fields.err), /cannot parse/);
     assert.deepEqual(
@@ -157,7 +138,7 @@ describe('directory source', () => {
     write(dir, 'secrets', 'ns', 'good.json', 'garbage');
     await waitFor(
       'warned about good.json',
-      () => warnings.some((w) => String(w.fields.path).endsWith('good.json')),
+      () => warnings.some((w) => w.level === 'warn' && String(w.fields.path).endsWith('good.json')),
       {
         timeoutMs: 20_000,
       },
@@ -196,7 +177,7 @@ describe('directory source', () => {
     const { source, warnings } = open(dir);
     t.after(() => source.close());
     assert.deepEqual((await source.get('secrets', 'ns', 'x')).data, { from: 'anNvbg==' });
-    assert.ok(warnings.some((w) => w.fields.path === yamlPath));
+    assert.ok(warnings.some((w) => w.level === 'warn' && w.fields.path === yamlPath));
     assert.deepEqual(
       source.problems().map((p) => p.path),
       [yamlPath],

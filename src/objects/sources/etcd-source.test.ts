@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { Etcd3 } from 'etcd3';
 import { isBerthError, type Logger } from '../../common/index.js';
 import { type EtcdServer, startEtcdServer } from '../../testing/etcd-server.js';
+import { createRecordingLogger, type LogRecord } from '../../testing/recording-logger.js';
 import { nextWithin, waitFor } from '../../testing/wait-for.js';
 import type { KubeObject, WatchEvent } from '../source.js';
 import { createEtcdSource, type EtcdSource } from './etcd-source.js';
@@ -17,29 +18,6 @@ before(async () => {
 after(async () => {
   await server?.stop();
 });
-
-interface Recorded {
-  level: string;
-  fields: object;
-  message: string | undefined;
-}
-
-function recordingLogger(records: Recorded[]): Logger {
-  const at =
-    (level: string) =>
-    (fieldsOrMessage: object | string, message?: string): void => {
-      if (typeof fieldsOrMessage === 'string') records.push({ level, fields: {}, message: fieldsOrMessage });
-      else records.push({ level, fields: fieldsOrMessage, message });
-    };
-  const logger: Logger = {
-    debug: at('debug'),
-    info: at('info'),
-    warn: at('warn'),
-    error: at('error'),
-    child: () => logger,
-  };
-  return logger;
-}
 
 function newSource(logger?: Logger): EtcdSource {
   const prefix = `/berth-test/${randomUUID()}/`;
@@ -132,8 +110,8 @@ describe('etcd source', () => {
   });
 
   test('a value that is not an object is BERTH_UNEXPECTED_OBJECT_TYPE on get and skipped (with a warning) by list', async () => {
-    const records: Recorded[] = [];
-    const source = newSource(recordingLogger(records));
+    const records: LogRecord[] = [];
+    const source = newSource(createRecordingLogger(records));
     const raw = new Etcd3({ hosts: server.endpoint });
     try {
       await source.putObject('secrets', secret('ns1', 'good', 'ok'));
@@ -275,8 +253,8 @@ describe('etcd source', () => {
   });
 
   test('an unreadable value in a watch is reported deleted (as a re-list would show), with a warning', async () => {
-    const records: Recorded[] = [];
-    const source = newSource(recordingLogger(records));
+    const records: LogRecord[] = [];
+    const source = newSource(createRecordingLogger(records));
     const raw = new Etcd3({ hosts: server.endpoint });
     const controller = new AbortController();
     try {
