@@ -404,8 +404,8 @@ describe('register operation against a real plugin', () => {
     executor.stop();
     const event = await settled;
     assert.ok(event.type === 'register-failed');
-    assert.equal(event.error.code, 'BERTH_DIAL_FAILED');
-    assert.ok(isBerthError(event.error.cause, 'BERTH_ABORTED'), String(event.error.cause));
+    assert.equal(event.error.code, 'BERTH_SHUT_DOWN');
+    assert.ok(isBerthError(event.error.cause, 'BERTH_DIAL_FAILED'), String(event.error.cause));
   });
 });
 

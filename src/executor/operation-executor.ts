@@ -1,5 +1,5 @@
 import type { ActualStateOfWorld, PluginInfo } from '../cache/types.js';
-import { BerthError, type Clock, errorMessage, type Logger } from '../common/index.js';
+import { BerthError, type Clock, errorMessage, isBerthError, type Logger } from '../common/index.js';
 import { createOperationMap, type OperationMap, type OperationOutcome } from './operation-map.js';
 import { registerOperation } from './register-operation.js';
 import {
@@ -54,7 +54,22 @@ class Executor implements OperationExecutor {
     this.#map.run(
       socketPath,
       async (signal) => {
-        registered = await registerOperation(deps, { socketPath, generation, getHandler, asw }, signal);
+        try {
+          registered = await registerOperation(deps, { socketPath, generation, getHandler, asw }, signal);
+        } catch (err) {
+          // Stopped mid-attempt: say so, rather than blame the step the abort happened to hit.
+          if (signal.aborted && !isBerthError(err, 'BERTH_SHUT_DOWN')) {
+            throw new BerthError(
+              'BERTH_SHUT_DOWN',
+              `RegisterPlugin at socket ${socketPath} aborted: shutting down`,
+              {
+                cause: err,
+                details: isBerthError(err) ? err.details : {},
+              },
+            );
+          }
+          throw err;
+        }
       },
       {
         generation: generation.uuid,

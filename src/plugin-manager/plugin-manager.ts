@@ -292,7 +292,7 @@ class BerthPluginManager implements PluginManager {
   }
 
   #onOperation(event: OperationEvent): void {
-    this.#metrics.recordOperation(event);
+    if (!('error' in event) || event.error.code !== 'BERTH_SHUT_DOWN') this.#metrics.recordOperation(event);
     switch (event.type) {
       case 'register-succeeded': {
         this.#registeredAt.set(event.socketPath, {
@@ -327,6 +327,8 @@ class BerthPluginManager implements PluginManager {
       }
       case 'register-failed':
       case 'unregister-failed': {
+        // An attempt cut short by stop() is not a plugin failure.
+        if (event.error.code === 'BERTH_SHUT_DOWN') return;
         const failed: PluginEvent = {
           type: 'failed',
           at: event.at,
