@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync, lstatSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { test } from 'node:test';
@@ -226,3 +227,35 @@ async function waitUntil(condition: () => boolean): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
+
+test('a listener that answers the fail-fast probe and then dies does not make the dial wait its deadline', {
+  timeout: 60_000,
+}, async (t) => {
+  // Deterministic form of a race seen under load: the channel's connect is
+  // closed, the probe connects (so "something is listening"), then the
+  // listener dies leaving its socket file. grpc-js then sits in
+  // TRANSIENT_FAILURE with no further state change; without re-probing, the
+  // dial waited its whole deadline (here 10 minutes) and this test timed out.
+  const dir = createTempDir();
+  t.after(() => dir.remove());
+  const path = dir.join('flaky.sock');
+  const script = [
+    "const net = require('node:net');",
+    'let accepted = 0;',
+    'const server = net.createServer((conn) => {',
+    '  conn.destroy();',
+    // The gRPC connection and the probe: then die without unlinking the socket.
+    "  if (++accepted === 2) process.kill(process.pid, 'SIGKILL');",
+    '});',
+    "server.listen(process.argv[1], () => console.log('ready'));",
+  ].join('\n');
+  const child = spawn(process.execPath, ['-e', script, path], { stdio: ['ignore', 'pipe', 'inherit'] });
+  t.after(() => child.kill('SIGKILL'));
+  await new Promise((resolve) => child.stdout?.once('data', resolve));
+
+  await assert.rejects(dialRegistration(path, { timeoutMs: 600_000 }), (err) => {
+    assert.ok(isBerthError(err, 'BERTH_DIAL_FAILED'), String(err));
+    assert.match(err.message, /ECONNREFUSED/);
+    return true;
+  });
+});

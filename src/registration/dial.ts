@@ -127,9 +127,11 @@ function waitForReady(client: Client, socketPath: string, options: CallOptions):
     let settled = false;
     let probing = false;
     let lastState = connectivityState.IDLE;
+    let reprobe: NodeJS.Timeout | undefined;
     const finish = (err?: Error) => {
       if (settled) return;
       settled = true;
+      clearTimeout(reprobe);
       signal?.removeEventListener('abort', onAbort);
       if (err) reject(err);
       else resolve();
@@ -140,6 +142,28 @@ function waitForReady(client: Client, socketPath: string, options: CallOptions):
       return;
     }
     signal?.addEventListener('abort', onAbort, { once: true });
+
+    // The channel only says "failed"; a plain connect tells us why. If the
+    // probe connects, something is listening now: keep waiting for READY. But
+    // a listener can die right after answering the probe, and then the channel
+    // may sit in TRANSIENT_FAILURE with no further state change: so while it
+    // stays there, probe again (100 ms doubling to 1 s) instead of waiting out
+    // the whole dial deadline.
+    const probe = (attempt: number) => {
+      probing = true;
+      void probeSocket(socketPath, Math.max(1, deadline - Date.now())).then((failure) => {
+        if (settled) return;
+        if (failure !== undefined) {
+          finish(dialError(socketPath, failure.reason, failure.cause));
+          return;
+        }
+        if (channel.getConnectivityState(false) !== connectivityState.TRANSIENT_FAILURE) {
+          probing = false;
+          return;
+        }
+        reprobe = setTimeout(() => probe(attempt + 1), Math.min(1000, 100 * 2 ** attempt));
+      });
+    };
 
     const step = () => {
       if (settled) return;
@@ -153,15 +177,7 @@ function waitForReady(client: Client, socketPath: string, options: CallOptions):
         finish(dialError(socketPath, 'the connection was closed'));
         return;
       }
-      if (state === connectivityState.TRANSIENT_FAILURE && !probing) {
-        probing = true;
-        // The channel only says "failed"; a plain connect tells us why. If the
-        // probe connects, something is listening now: keep waiting for READY.
-        void probeSocket(socketPath, Math.max(1, deadline - Date.now())).then((failure) => {
-          probing = false;
-          if (failure !== undefined) finish(dialError(socketPath, failure.reason, failure.cause));
-        });
-      }
+      if (state === connectivityState.TRANSIENT_FAILURE && !probing) probe(0);
       channel.watchConnectivityState(state, deadline, (err?: Error) => {
         if (settled) return;
         if (err) {
