@@ -21,16 +21,10 @@ async function startServer(t: TestContext, socketPath: string): Promise<grpc.Ser
 function setup(t: TestContext, readyTimeoutMs?: number) {
   const dir = createTempDir('berth-gd-');
   t.after(() => dir.remove());
-  let grpcDispenser: ReturnType<typeof createGrpcDispenser> | undefined;
-  const registry: Registry = createRegistry({
-    // The dispenser needs the registry and the registry needs the dispenser: bind lazily.
-    dispensers: { 'csi-node': (info) => grpcDispenser?.dispenser(info) },
-  });
-  grpcDispenser = createGrpcDispenser({
-    registry,
-    ...(readyTimeoutMs === undefined ? {} : { readyTimeoutMs }),
-  });
-  const dispenser = grpcDispenser;
+  // The dispenser comes first (the registry takes it in its options), then watches the registry.
+  const dispenser = createGrpcDispenser(readyTimeoutMs === undefined ? {} : { readyTimeoutMs });
+  const registry: Registry = createRegistry({ dispensers: { 'csi-node': dispenser.dispenser } });
+  dispenser.attach(registry);
   t.after(() => {
     dispenser.close();
     registry.shutdown();
@@ -47,6 +41,11 @@ async function dispenseClient(registry: Registry, name = 'my-plugin'): Promise<g
 }
 
 describe('gRPC dispenser', () => {
+  it('watches exactly one registry', (t) => {
+    const { registry, dispenser } = setup(t);
+    assert.throws(() => dispenser.attach(registry), /already attached/);
+  });
+
   it('hands out one ready client per instance and reuses it', async (t) => {
     const { dir, registry } = setup(t);
     const socketPath = dir.join('p.sock');

@@ -9,9 +9,16 @@ import {
 import { copyInfo, sameDefinition } from './instance-info.js';
 import type { PluginDispenser, Registry } from './types.js';
 
+/** What the dispenser needs of a registry: its events, and its instances to check them against. */
+export type RegistryEvents = Pick<Registry, 'subscribe' | 'listInstances'>;
+
 export interface GrpcDispenserOptions {
-  /** The registry whose events close clients of instances that went away or changed. */
-  registry: Registry;
+  /**
+   * The registry whose events close clients of instances that went away or
+   * changed. Optional here because the registry usually takes this dispenser
+   * in its own options: then create the dispenser first and `attach` it.
+   */
+  registry?: RegistryEvents;
   logger?: Logger;
   /** How long a new client may take to become ready (real time; gRPC deadlines are wall-clock). */
   readyTimeoutMs?: number;
@@ -20,6 +27,8 @@ export interface GrpcDispenserOptions {
 export interface GrpcDispenser {
   /** Resolves with a ready @grpc/grpc-js Client for the instance's socket. */
   dispenser: PluginDispenser;
+  /** Starts watching a registry (once; a second attach throws). */
+  attach(registry: RegistryEvents): void;
   /** Closes every client and stops watching the registry; idempotent. */
   close(): void;
 }
@@ -38,13 +47,13 @@ const DEFAULT_READY_TIMEOUT_MS = 5000;
  * reused while that instance lives and closed once it is deregistered or
  * re-registered with a different definition.
  */
-export function createGrpcDispenser(options: GrpcDispenserOptions): GrpcDispenser {
-  const { registry } = options;
+export function createGrpcDispenser(options: GrpcDispenserOptions = {}): GrpcDispenser {
   const logger = options.logger ?? silentLogger;
   const readyTimeoutMs = options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
   const clients = new Map<string, CachedClient>();
   const stop = new AbortController();
   let closed = false;
+  let registry: RegistryEvents | undefined;
 
   const drop = (key: string, reason: string) => {
     const entry = clients.get(key);
@@ -63,14 +72,14 @@ export function createGrpcDispenser(options: GrpcDispenserOptions): GrpcDispense
     const entry = clients.get(key);
     if (entry === undefined) return;
     const { type, name, allocId } = entry.info;
-    const now = registry.listInstances(type, name).find((e) => e.allocId === allocId);
+    const now = registry?.listInstances(type, name).find((e) => e.allocId === allocId);
     if (now === undefined) drop(key, 'deregistered');
     else if (!sameDefinition(entry.info, now)) drop(key, 'updated');
   };
 
-  const watch = async () => {
+  const watch = async (watched: RegistryEvents) => {
     try {
-      for await (const event of registry.subscribe(undefined, { signal: stop.signal })) {
+      for await (const event of watched.subscribe(undefined, { signal: stop.signal })) {
         if (event.type === 'lagged') {
           for (const key of [...clients.keys()]) revalidate(key);
         } else if (event.type === 'deregistered' || event.type === 'updated') {
@@ -81,7 +90,13 @@ export function createGrpcDispenser(options: GrpcDispenserOptions): GrpcDispense
       logger.warn({ err: errorMessage(err) }, 'grpc dispenser stopped watching the registry');
     }
   };
-  void watch();
+  const attach = (target: RegistryEvents) => {
+    if (registry !== undefined)
+      throw new BerthError('BERTH_INVALID_ARGUMENT', 'grpc dispenser is already attached');
+    registry = target;
+    void watch(target);
+  };
+  if (options.registry !== undefined) attach(options.registry);
 
   const dispenser: PluginDispenser = (info) => {
     if (closed) throw new BerthError('BERTH_SHUT_DOWN', 'the gRPC plugin dispenser is closed');
@@ -121,6 +136,7 @@ export function createGrpcDispenser(options: GrpcDispenserOptions): GrpcDispense
 
   return {
     dispenser,
+    attach,
     close() {
       if (closed) return;
       closed = true;

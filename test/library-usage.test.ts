@@ -1,0 +1,60 @@
+/**
+ * The README's "berth as a library" example, run for real through the
+ * package's own exports (`berth/...` self-references resolve via package.json
+ * "exports"), so the documented API cannot drift from the code.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createVersionedHandler } from 'berth/handlers';
+import { createPluginManager } from 'berth/plugin-manager';
+import { createExamplePlugin } from 'berth/registration';
+import { createGrpcDispenser, createRegistry, createRegistryBridge } from 'berth/registry';
+import { openSqliteStorage } from 'berth/storage';
+import { createTempDir, nextWithin } from 'berth/testing';
+
+test('README library example: plugin manager → registry, subscribe, wait, dispense', async (t) => {
+  const dir = createTempDir();
+  t.after(() => dir.remove());
+
+  // --- as in the README ---
+  const storage = openSqliteStorage({ path: dir.join('state.db') });
+  const grpc = createGrpcDispenser(); // ready gRPC clients, one per live instance
+  const registry = createRegistry({ storage, defaultDispenser: grpc.dispenser });
+  grpc.attach(registry); // closes the clients of instances that go away
+  const bridge = createRegistryBridge({ registry });
+
+  const manager = createPluginManager({ pluginsDir: dir.join('plugins') });
+  const type = 'example.com/storage';
+  manager.addHandler(
+    type,
+    createVersionedHandler({ type, versions: ['v1'], delegate: bridge.handlerFor(type) }),
+  );
+  await manager.start();
+  bridge.reconcileRestored(manager.liveSocketPaths());
+
+  const events = registry.subscribe(type, { signal: AbortSignal.timeout(60_000) })[Symbol.asyncIterator]();
+  // --- end of README excerpt ---
+
+  const plugin = createExamplePlugin({
+    socketPath: dir.join('plugins', 'my-driver.sock'),
+    name: 'my-driver',
+    type,
+    versions: ['v1'],
+  });
+  t.after(async () => {
+    await plugin.stop();
+    await manager.stop();
+    registry.shutdown();
+    grpc.close();
+    storage.close();
+  });
+  await plugin.start();
+
+  const event = await nextWithin(events, 'the registered event');
+  assert.equal(event.type, 'registered');
+  const found = await registry.waitForPlugin(type, 'my-driver', { signal: AbortSignal.timeout(30_000) });
+  assert.equal(found.connectionInfo?.socketPath, plugin.socketPath);
+  assert.deepEqual(await plugin.nextStatus(), { pluginRegistered: true, error: '' });
+  const client = await registry.dispensePlugin(type, 'my-driver');
+  assert.equal(client, await registry.dispensePlugin(type, 'my-driver'), 'the ready client is reused');
+});
