@@ -309,9 +309,10 @@ test('berth run, plugins, API, CLI, stop and restart', { timeout: 240_000 }, asy
   // Events: a plugin comes and goes.
   const stream = followEvents(apiSocket);
   t.after(() => stream.close());
-  await waitFor('the event stream', async () => {
+  const follower = track(spawnModule(MAIN, ['events', '--json', '--data-dir', dataDir]), children);
+  await waitFor('two event clients', async () => {
     const status = await http(unix, 'GET', '/v1/status');
-    return status.json.counts.eventClients === 1;
+    return status.json.counts.eventClients === 2;
   });
   const beta = await examplePlugin('beta');
   await waitFor('beta registered event', () =>
@@ -323,6 +324,16 @@ test('berth run, plugins, API, CLI, stop and restart', { timeout: 240_000 }, asy
   );
   const order = stream.events.filter((e) => e.data.plugin?.name === 'beta').map((e) => e.event);
   assert.deepEqual(order, ['registered', 'deregistered']);
+  const followed = await waitForLine(follower, 'berth events saw beta leave', (l) =>
+    l.includes('"deregistered"'),
+  );
+  assert.equal(JSON.parse(followed).plugin.name, 'beta');
+  assert.ok(
+    follower.stdout.some((l) => JSON.parse(l).type === 'registered' && JSON.parse(l).plugin.name === 'beta'),
+    'berth events --json printed the registration as one JSON line',
+  );
+  follower.child.kill('SIGINT');
+  assert.equal(await follower.exited, 0, 'berth events ends cleanly on Ctrl-C');
 
   // A plugin type nobody handles: the kubelet's refusal, then backoff, visible per socket.
   const odd = await examplePlugin('odd', ['--type', 'example.com/unknown']);

@@ -50,6 +50,18 @@ describe('daemon', () => {
     await daemon[Symbol.asyncDispose]();
   });
 
+  it('gives up a start that a stop overtakes, leaving nothing open', async (t) => {
+    const dir = createTempDir();
+    t.after(() => dir.remove());
+    const config = configFor(dir.path);
+    const daemon = createDaemon(config, { logger: silentLogger });
+    const starting = daemon.start();
+    await daemon.stop();
+    await assert.rejects(starting, (err) => isBerthError(err, 'BERTH_SHUT_DOWN'));
+    assert.equal(daemon.state, 'stopped');
+    assert.throws(() => lstatSync(config.apiSocketPath), /ENOENT/);
+  });
+
   it('replaces a stale API socket and refuses to run beside a live daemon', async (t) => {
     const dir = createTempDir();
     t.after(() => dir.remove());
@@ -103,6 +115,12 @@ describe('daemon', () => {
     await plugin.start();
     t.after(() => plugin.stop());
     assert.deepEqual(await plugin.nextStatus(), { pluginRegistered: true, error: '' });
+    const client = await first.registry.dispensePlugin('example.com/gpu', 'gpu');
+    assert.equal(
+      typeof (client as { getChannel?: unknown }).getChannel,
+      'function',
+      'a gRPC client for the plugin',
+    );
     await first.stop();
 
     const second = createDaemon(config, { logger: silentLogger });

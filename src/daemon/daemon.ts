@@ -23,6 +23,7 @@ import { claimApiSocket, closeServer, listenTcp, listenUnix } from './api-listen
 import { type ApiApp, createApiApp } from './api-server.js';
 import type { ApiBackend, SocketStatus } from './api-types.js';
 import type { DaemonConfig } from './config.js';
+import { BUILTIN_HANDLER_TYPES } from './defaults.js';
 import { EventBus } from './event-bus.js';
 import { logEvent } from './event-log.js';
 import { buildHandlers, keepRegistryOnShutdown } from './handler-setup.js';
@@ -57,11 +58,12 @@ export type DaemonState = 'new' | 'starting' | 'ready' | 'stopping' | 'stopped';
 const PLUGIN_MANAGER_EVENTS = new Set<PluginEvent['type']>(['discovered', 'socket-removed', 'failed']);
 
 /**
- * berth's one composition root. Start order: storage → registry (with a gRPC
- * dispenser) → plugin manager (first scan) → drop restored instances whose
- * socket is gone → object manager → API → ready. Stop runs it backwards;
- * nothing persisted is lost because every registry change is written
- * synchronously as it happens.
+ * berth's one composition root. Start order: claim the API socket → object
+ * source (constructed only) → storage → registry (with a gRPC dispenser) →
+ * plugin manager (first scan) → confirm or drop restored instances → object
+ * manager → API → ready. Stop runs it backwards; nothing persisted is lost
+ * because every registry change is written synchronously as it happens, and
+ * berth's own shutdown never deregisters anything (see keepRegistryOnShutdown).
  */
 export class Daemon implements AsyncDisposable {
   readonly config: DaemonConfig;
@@ -114,6 +116,13 @@ export class Daemon implements AsyncDisposable {
     return this.#apiAddress;
   }
 
+  /** The dynamic plugin registry (list, wait for, dispense, subscribe); throws before start(). */
+  get registry(): Registry {
+    if (!this.#registry)
+      throw new BerthError('BERTH_NOT_READY', 'the daemon has not started its registry yet');
+    return this.#registry;
+  }
+
   async start(): Promise<void> {
     if (this.#state !== 'new')
       throw new BerthError('BERTH_INVALID_ARGUMENT', `daemon cannot start: it is ${this.#state}`);
@@ -122,10 +131,9 @@ export class Daemon implements AsyncDisposable {
       await this.#start();
     } catch (err) {
       await this.stop();
+      // A stop that ran while start was awaiting something may have missed what start made next.
+      await this.#closeApi();
       throw err;
-    }
-    if (this.#state !== 'starting') {
-      throw new BerthError('BERTH_SHUT_DOWN', 'the daemon was stopped while it was starting');
     }
     this.#state = 'ready';
     this.#logger.info({ pluginsDir: this.config.pluginsDir, api: this.apiAddress }, 'berth is ready');
@@ -139,6 +147,19 @@ export class Daemon implements AsyncDisposable {
     makeDirectory(config.pluginsDir, 0o755, '--plugins-dir');
     // Before touching state: refuse early if another daemon owns this data directory.
     await claimApiSocket(config.apiSocketPath);
+    this.#stillStarting();
+
+    // The object source is only constructed here (a bad kubeconfig fails before anything
+    // else starts); it is used once the object manager starts below. Loaded on start only:
+    // the sources pull in large clients (Kubernetes, etcd) that the CLI's client commands,
+    // which import this folder, should not pay for.
+    const objectsModule = await import('../objects/index.js');
+    this.#stillStarting();
+    const source = meteredSource(
+      createConfiguredSource(objectsModule, config.objects.source, clock, logger),
+      this.#metrics,
+    );
+    this.#source = source;
 
     this.#storage = openSqliteStorage({
       path: config.statePath,
@@ -149,20 +170,21 @@ export class Daemon implements AsyncDisposable {
       },
     });
 
-    // The dispenser needs the registry and the registry its dispensers: resolve the cycle lazily.
+    // One gRPC dispenser serves every handler type; it watches the registry to close clients of
+    // instances that went away.
+    const grpc = createGrpcDispenser({ logger: logger.child({ component: 'dispenser' }) });
+    this.#grpc = grpc;
+    const handlerTypes = [...BUILTIN_HANDLER_TYPES, ...config.handlers.map((h) => h.type)];
     const registry = createRegistry({
       storage: this.#storage,
-      defaultDispenser: (info) => {
-        if (!this.#grpc) throw new BerthError('BERTH_SHUT_DOWN', 'the daemon is not running');
-        return this.#grpc.dispenser(info);
-      },
+      dispensers: Object.fromEntries(handlerTypes.map((type) => [type, grpc.dispenser])),
       clock,
       logger: logger.child({ component: 'registry' }),
       subscriberQueueSize: config.registry.subscriberQueueSize,
       onEvent: (event) => this.#bus.publish(event),
     });
     this.#registry = registry;
-    this.#grpc = createGrpcDispenser({ registry, logger: logger.child({ component: 'dispenser' }) });
+    grpc.attach(registry);
     const bridge = createRegistryBridge({ registry, logger: logger.child({ component: 'bridge' }) });
     const restored = new Set<string>();
     for (const type of registry.types()) {
@@ -199,6 +221,7 @@ export class Daemon implements AsyncDisposable {
       pluginManager.addHandler(type, handler);
     }
     await pluginManager.start(this.#abort.signal);
+    this.#stillStarting();
     // Restored instances are kept only if their plugin answers again (see restore-settle.ts).
     await waitForRestoredSockets({
       sockets: () => pluginManager.sockets(),
@@ -209,19 +232,13 @@ export class Daemon implements AsyncDisposable {
       },
       clock,
       timeoutMs: config.timeouts.dialMs + config.timeouts.getInfoMs + config.timeouts.notifyMs,
+      signal: this.#abort.signal,
     });
+    this.#stillStarting();
     const removed = bridge.reconcileRestored(pluginManager.liveSocketPaths());
     if (removed.length > 0)
       logger.info({ removed: removed.length }, 'dropped restored plugins whose socket is gone');
 
-    // Loaded on start only: the object sources pull in large clients (Kubernetes, etcd)
-    // that the CLI's client commands, which import this folder, should not pay for.
-    const objectsModule = await import('../objects/index.js');
-    const source = meteredSource(
-      createConfiguredSource(objectsModule, config.objects.source, clock, logger),
-      this.#metrics,
-    );
-    this.#source = source;
     const objects = objectsModule.createObjectManagers({
       strategy: config.objects.strategy,
       source,
@@ -243,6 +260,7 @@ export class Daemon implements AsyncDisposable {
       sseQueueSize: config.api.sseQueueSize,
       sseHeartbeatMs: config.api.sseHeartbeatMs,
     });
+    this.#stillStarting();
     this.#servers.push(await listenUnix(this.#api.handler, config.apiSocketPath));
     const address: ApiAddress = { socketPath: config.apiSocketPath };
     if (config.listen) {
@@ -251,6 +269,21 @@ export class Daemon implements AsyncDisposable {
       address.tcp = tcp.address;
     }
     this.#apiAddress = address;
+    this.#stillStarting();
+  }
+
+  /** Throws once a stop has begun, so start does not open anything after it. */
+  #stillStarting(): void {
+    if (this.#state !== 'starting') {
+      throw new BerthError('BERTH_SHUT_DOWN', 'the daemon was stopped while it was starting');
+    }
+  }
+
+  /** Ends event streams and closes the API servers and app; safe to call again. */
+  async #closeApi(): Promise<void> {
+    this.#bus.close();
+    await Promise.all(this.#servers.map((server) => closeServer(server, 1000, this.#clock)));
+    await this.#api?.app.close();
   }
 
   #backend(
@@ -319,6 +352,7 @@ export class Daemon implements AsyncDisposable {
   }
 
   async #stop(): Promise<void> {
+    const wasReady = this.#state === 'ready';
     this.#state = 'stopping';
     this.#abort.abort(new BerthError('BERTH_SHUT_DOWN', 'the daemon is stopping'));
     const step = async (what: string, run: () => unknown) => {
@@ -331,11 +365,7 @@ export class Daemon implements AsyncDisposable {
       }
     };
     // Ending the event streams first lets the servers close without waiting on them.
-    this.#bus.close();
-    await Promise.all(
-      this.#servers.map((server) => step('the API server', () => closeServer(server, 1000, this.#clock))),
-    );
-    await step('the API', () => this.#api?.app.close());
+    await step('the API', () => this.#closeApi());
     await step('the plugin manager', () => this.#pluginManager?.stop());
     await step('the object manager', () => this.#objects?.stop());
     await step('the object source', () => this.#source?.close());
@@ -343,7 +373,8 @@ export class Daemon implements AsyncDisposable {
     await step('the registry', () => this.#registry?.shutdown());
     await step('the state database', () => this.#storage?.close());
     this.#state = 'stopped';
-    this.#logger.info('berth stopped');
+    // A failed start is reported by its caller; only a daemon that ran says it stopped.
+    if (wasReady) this.#logger.info('berth stopped');
   }
 
   [Symbol.asyncDispose](): Promise<void> {

@@ -64,6 +64,23 @@ describe('waiting for restored sockets', () => {
     assert.equal(done, true);
   });
 
+  it('stops waiting when aborted', async () => {
+    const clock = new FakeClock();
+    const h = harness([{ socketPath: '/a.sock', state: 'pending', attempts: 0 }]);
+    const abort = new AbortController();
+    const waiting = waitForRestoredSockets({
+      ...h,
+      restored: new Set(['/a.sock']),
+      clock,
+      timeoutMs: 5000,
+      signal: abort.signal,
+    });
+    abort.abort();
+    await waiting;
+    assert.equal(clock.pendingTimers, 0);
+    assert.equal(h.listeners.size, 0);
+  });
+
   it('does not wait when nothing was restored', async () => {
     const h = harness([{ socketPath: '/a.sock', state: 'pending', attempts: 0 }]);
     await waitForRestoredSockets({ ...h, restored: new Set(), clock: new FakeClock(), timeoutMs: 5000 });

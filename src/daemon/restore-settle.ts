@@ -11,6 +11,8 @@ export interface RestoreSettleOptions {
   clock: Clock;
   /** Give up waiting after this long (a plugin that never answers must not hold the daemon back forever). */
   timeoutMs: number;
+  /** Stop waiting when aborted (the daemon is stopping). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -24,14 +26,16 @@ export interface RestoreSettleOptions {
 export function waitForRestoredSockets(options: RestoreSettleOptions): Promise<void> {
   const unsettled = () =>
     options.sockets().some((socket) => options.restored.has(socket.socketPath) && socket.state === 'pending');
-  if (options.restored.size === 0 || !unsettled()) return Promise.resolve();
+  if (options.restored.size === 0 || options.signal?.aborted || !unsettled()) return Promise.resolve();
   return new Promise((resolve) => {
     const finish = () => {
       options.clock.clearTimeout(timer);
       unsubscribe();
+      options.signal?.removeEventListener('abort', finish);
       resolve();
     };
     const timer = options.clock.setTimeout(finish, options.timeoutMs);
+    options.signal?.addEventListener('abort', finish, { once: true });
     const unsubscribe = options.onChange(() => {
       if (!unsettled()) finish();
     });
