@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import type { Logger, PluginInstanceInfo } from '../common/index.js';
+import type { PluginInstanceInfo } from '../common/index.js';
 import { FakeClock } from '../testing/fake-clock.js';
 import { createRecordingLogger, type LogRecord } from '../testing/recording-logger.js';
 import { createTempDir } from '../testing/temp-dir.js';

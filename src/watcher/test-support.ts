@@ -1,7 +1,6 @@
 // Helpers for the watcher's tests (not exported from index.ts).
 import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
-import type { LogFn, Logger } from '../common/index.js';
 
 /** A real unix socket with a listener at `path`. Closing it removes the file (Node unlinks on close). */
 export interface ServedSocket {
