@@ -26,7 +26,7 @@ import type { DaemonConfig } from './config.js';
 import { BUILTIN_HANDLER_TYPES } from './defaults.js';
 import { EventBus } from './event-bus.js';
 import { logEvent } from './event-log.js';
-import { buildHandlers, keepRegistryOnShutdown } from './handler-setup.js';
+import { buildHandlers } from './handler-setup.js';
 import { formatHostPort, type TcpAddress } from './listen-address.js';
 import { meteredReader, meteredSource } from './metered-objects.js';
 import { createDaemonMetrics, type DaemonMetrics } from './metrics.js';
@@ -63,7 +63,8 @@ const PLUGIN_MANAGER_EVENTS = new Set<PluginEvent['type']>(['discovered', 'socke
  * plugin manager (first scan) → confirm or drop restored instances → object
  * manager → API → ready. Stop runs it backwards; nothing persisted is lost
  * because every registry change is written synchronously as it happens, and
- * berth's own shutdown never deregisters anything (see keepRegistryOnShutdown).
+ * berth's own shutdown never deregisters anything (the plugin manager does not
+ * roll back an attempt that its stop cut short).
  */
 export class Daemon implements AsyncDisposable {
   readonly config: DaemonConfig;
@@ -215,8 +216,7 @@ export class Daemon implements AsyncDisposable {
       },
     });
     this.#pluginManager = pluginManager;
-    const stopping = () => this.#state === 'stopping' || this.#state === 'stopped';
-    const delegateFor = (type: string) => keepRegistryOnShutdown(bridge.handlerFor(type), stopping);
+    const delegateFor = (type: string) => bridge.handlerFor(type);
     for (const [type, handler] of buildHandlers(config.handlers, delegateFor)) {
       pluginManager.addHandler(type, handler);
     }

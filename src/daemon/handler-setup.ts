@@ -27,23 +27,3 @@ export function buildHandlers(
   }
   return handlers;
 }
-
-/**
- * Wraps a registry delegate so that deregistrations caused by berth itself
- * shutting down (operations aborted mid-way, which the plugin manager rolls
- * back) do not reach the registry: the plugins have not gone anywhere, and
- * the persisted registry must survive the stop. The next start confirms or
- * drops each instance on facts.
- */
-export function keepRegistryOnShutdown(delegate: PluginHandler, isStopping: () => boolean): PluginHandler {
-  return {
-    validatePlugin: (name, endpoint, versions, context) =>
-      delegate.validatePlugin(name, endpoint, versions, context),
-    registerPlugin: (name, endpoint, versions, context) =>
-      delegate.registerPlugin(name, endpoint, versions, context),
-    deRegisterPlugin: (name, endpoint, context) => {
-      if (isStopping()) return;
-      return delegate.deRegisterPlugin(name, endpoint, context);
-    },
-  };
-}

@@ -154,6 +154,15 @@ export async function registerOperation(
         { timeoutMs: timeouts.notifyMs, signal },
       );
     } catch (err) {
+      if (signal.aborted) {
+        // berth itself is stopping, not the plugin failing: undoing the
+        // handler's registration now would delete a live plugin from
+        // persisted state. The next start re-verifies it with a handshake.
+        throw new BerthError('BERTH_SHUT_DOWN', `RegisterPlugin at socket ${socketPath} cut short by stop`, {
+          cause: err,
+          details: { ...plugin, socketPath },
+        });
+      }
       // The handler accepted the plugin but the plugin never heard so: undo
       // both sides, so the retry starts from a clean slate.
       removeIfOurs(asw, entry);
