@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { lstatSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { createServer as createNetServer, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import { isBerthError, silentLogger } from '../common/index.js';
 import { createExamplePlugin } from '../registration/index.js';
@@ -145,5 +146,58 @@ describe('daemon', () => {
       'no sockets left',
       async () => JSON.parse((await get(config.apiSocketPath, '/v1/sockets')).text).sockets.length === 0,
     );
+  });
+
+  it('answers alive-but-not-ready while it starts, then ready', async (t) => {
+    // Start is held deterministically: a restored plugin's socket accepts
+    // connections but never speaks gRPC, so its re-verification dial waits
+    // (timeouts.dial) and readiness waits for it.
+    const dir = createTempDir();
+    t.after(() => dir.remove());
+    const config = configFor(dir.path, {
+      handlers: [{ type: 'example.com/gpu', versions: ['v1'] }],
+      timeouts: { dial: 600_000 },
+    });
+    const socketPath = dir.join('plugins_registry', 'gpu.sock');
+    const plugin = createExamplePlugin({
+      socketPath,
+      name: 'gpu',
+      type: 'example.com/gpu',
+      versions: ['v1'],
+    });
+    const first = createDaemon(config, { logger: silentLogger });
+    t.after(() => first.stop());
+    await first.start();
+    await plugin.start();
+    assert.deepEqual(await plugin.nextStatus(), { pluginRegistered: true, error: '' });
+    await first.stop();
+    await plugin.stop();
+
+    const connections: Socket[] = [];
+    const wedged = createNetServer((conn) => {
+      connections.push(conn); // accepted, never answered
+      conn.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => wedged.listen(socketPath, resolve));
+    t.after(() => new Promise((resolve) => wedged.close(resolve)));
+    const second = createDaemon(config, { logger: silentLogger });
+    t.after(() => second.stop());
+    const starting = second.start();
+    await waitFor(
+      'the API socket to answer',
+      async () => (await get(config.apiSocketPath, '/healthz')).status === 200,
+    );
+    assert.equal(second.state, 'starting');
+    const notReady = await get(config.apiSocketPath, '/readyz');
+    assert.equal(notReady.status, 503);
+    assert.equal(JSON.parse(notReady.text).error.code, 'BERTH_NOT_READY');
+    assert.equal((await get(config.apiSocketPath, '/v1/plugins')).status, 503, 'no half-started answers');
+
+    // The wedged listener goes away: its dial fails fast, the restored instance is dropped, berth is ready.
+    for (const conn of connections) conn.destroy();
+    await new Promise((resolve) => wedged.close(resolve));
+    await starting;
+    assert.equal((await get(config.apiSocketPath, '/readyz')).status, 200);
+    assert.deepEqual(JSON.parse((await get(config.apiSocketPath, '/v1/plugins')).text).plugins, []);
   });
 });

@@ -33,6 +33,7 @@ import { createDaemonMetrics, type DaemonMetrics } from './metrics.js';
 import { createConfiguredSource } from './object-source.js';
 import { createPodRegistry } from './pod-registry.js';
 import { waitForRestoredSockets } from './restore-settle.js';
+import { startingHandler, switchableHandler } from './starting-handler.js';
 import { buildStatus } from './status.js';
 import { berthVersion } from './version.js';
 
@@ -87,6 +88,8 @@ export class Daemon implements AsyncDisposable {
   #objects: ObjectManagers | undefined;
   #api: ApiApp | undefined;
   #servers: Server[] = [];
+  /** What the listeners serve: the starting handler, then the full API. */
+  readonly #requests = switchableHandler(startingHandler());
   #apiAddress: ApiAddress | undefined;
 
   constructor(config: DaemonConfig, deps: DaemonDeps) {
@@ -146,21 +149,34 @@ export class Daemon implements AsyncDisposable {
     const clock = this.#clock;
     makeDirectory(config.dataDir, 0o700, '--data-dir');
     makeDirectory(config.pluginsDir, 0o755, '--plugins-dir');
-    // Before touching state: refuse early if another daemon owns this data directory.
+    // Before touching state: refuse early if another daemon owns this data directory,
+    // then serve at once: alive, not ready (503) until the full API takes over below.
     await claimApiSocket(config.apiSocketPath);
+    this.#servers.push(await listenUnix(this.#requests.handler, config.apiSocketPath));
+    const address: ApiAddress = { socketPath: config.apiSocketPath };
+    if (config.listen) {
+      const tcp = await listenTcp(this.#requests.handler, config.listen);
+      this.#servers.push(tcp.server);
+      address.tcp = tcp.address;
+    }
+    this.#apiAddress = address;
+    this.#stillStarting();
     this.#stillStarting();
 
     // The object source is only constructed here (a bad kubeconfig fails before anything
-    // else starts); it is used once the object manager starts below. Loaded on start only:
-    // the sources pull in large clients (Kubernetes, etcd) that the CLI's client commands,
-    // which import this folder, should not pay for.
+    // else starts); it is used once the object manager starts below. Loaded on start only,
+    // so the CLI's client commands, which import this folder, do not pay for it; the etcd
+    // and Kubernetes clients are loaded only when configured.
     const objectsModule = await import('../objects/index.js');
-    this.#stillStarting();
-    const source = meteredSource(
-      createConfiguredSource(objectsModule, config.objects.source, clock, logger),
-      this.#metrics,
+    const configured = await createConfiguredSource(
+      objectsModule.createDirectorySource,
+      config.objects.source,
+      clock,
+      logger,
     );
-    this.#source = source;
+    const source = meteredSource(configured, this.#metrics);
+    this.#source = source; // owned (and closed by stop) before a stop can interrupt the start
+    this.#stillStarting();
 
     this.#storage = openSqliteStorage({
       path: config.statePath,
@@ -261,15 +277,7 @@ export class Daemon implements AsyncDisposable {
       sseHeartbeatMs: config.api.sseHeartbeatMs,
     });
     this.#stillStarting();
-    this.#servers.push(await listenUnix(this.#api.handler, config.apiSocketPath));
-    const address: ApiAddress = { socketPath: config.apiSocketPath };
-    if (config.listen) {
-      const tcp = await listenTcp(this.#api.handler, config.listen);
-      this.#servers.push(tcp.server);
-      address.tcp = tcp.address;
-    }
-    this.#apiAddress = address;
-    this.#stillStarting();
+    this.#requests.use(this.#api.handler);
   }
 
   /** Throws once a stop has begun, so start does not open anything after it. */

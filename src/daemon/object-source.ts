@@ -2,29 +2,34 @@ import type { Clock, Logger } from '../common/index.js';
 import type { ObjectSource } from '../objects/index.js';
 import type { ObjectSourceConfig } from './config.js';
 
-type SourceFactories = Pick<
-  typeof import('../objects/index.js'),
-  'createDirectorySource' | 'createEtcdSource' | 'createKubernetesSource'
->;
+type DirectorySourceFactory = typeof import('../objects/index.js')['createDirectorySource'];
 
-/** The object source the config names: the embedded directory (default), etcd, or a Kubernetes API server. */
-export function createConfiguredSource(
-  { createDirectorySource, createEtcdSource, createKubernetesSource }: SourceFactories,
+/**
+ * The object source the config names: the embedded directory (default), etcd,
+ * or a Kubernetes API server. The etcd and Kubernetes clients are imported
+ * only when configured (each takes 0.5-1 s to load).
+ */
+export async function createConfiguredSource(
+  createDirectorySource: DirectorySourceFactory,
   config: ObjectSourceConfig,
   clock: Clock,
   logger: Logger,
-): ObjectSource {
+): Promise<ObjectSource> {
   switch (config.type) {
     case 'directory':
       return createDirectorySource({ root: config.root, logger, clock });
-    case 'etcd':
+    case 'etcd': {
+      const { createEtcdSource } = await import('../objects/etcd.js');
       return createEtcdSource({
         endpoints: config.endpoints,
         ...(config.prefix === undefined ? {} : { prefix: config.prefix }),
         logger,
         clock,
       });
-    case 'kubernetes':
+    }
+    case 'kubernetes': {
+      const { createKubernetesSource } = await import('../objects/kubernetes.js');
       return createKubernetesSource({ kubeConfig: { kubeconfigPath: config.kubeconfig }, logger });
+    }
   }
 }

@@ -2,6 +2,11 @@
  * berth's reference-counted object manager (the kubelet's secret/configmap
  * managers): pods declare the objects they reference, stores keep exactly
  * those cached (TTL'd GETs or one list/watch per object), sources feed them.
+ *
+ * The etcd and Kubernetes sources have their own entry points (./etcd.ts,
+ * ./kubernetes.ts; package subpaths berth/objects/etcd and
+ * berth/objects/kubernetes): their clients take 0.5-1 s to load, which users
+ * of the default directory source should not pay.
  */
 export {
   cacheSyncTimeoutError,
@@ -78,13 +83,6 @@ export {
   type DirectorySource,
   type DirectorySourceOptions,
 } from './sources/directory-source.js';
-export {
-  createEtcdSource,
-  DEFAULT_ETCD_PREFIX,
-  type EtcdSource,
-  type EtcdSourceOptions,
-} from './sources/etcd-source.js';
-export { createKubernetesSource, type KubernetesSourceOptions } from './sources/kubernetes-source.js';
 export { createMemorySource, type MemorySource, type MemorySourceOptions } from './sources/memory-source.js';
 export type { Store } from './store.js';
 export {
