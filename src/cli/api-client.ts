@@ -1,6 +1,6 @@
 import { type IncomingMessage, request } from 'node:http';
 import { BerthError, errorMessage } from '../common/index.js';
-import { formatHostPort, type TcpAddress } from '../daemon/index.js';
+import { formatHostPort, type TcpAddress } from '../daemon/contract.js';
 
 /** Where the daemon's API is: its unix socket, or a TCP address (`berth run --listen`). */
 export type ApiTarget = { socketPath: string } | { tcp: TcpAddress };

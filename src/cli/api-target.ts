@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { defaultDataDir, parseHostPort } from '../daemon/index.js';
+import { defaultDataDir, parseHostPort } from '../daemon/contract.js';
 import type { ApiTarget } from './api-client.js';
 
 export interface ApiTargetFlags {

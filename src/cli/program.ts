@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { berthVersion } from '../daemon/index.js';
+import { berthVersion } from '../daemon/contract.js';
 import { EXIT_OK, EXIT_USAGE, errorLine, exitCodeFor } from './cli-error.js';
 import { eventsCommand } from './commands/events.js';
 import { examplePluginCommand } from './commands/example-plugin.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BUILTIN_HANDLER_TYPES } from './defaults.js';
+import { BUILTIN_HANDLER_TYPES, LOG_LEVELS } from './defaults.js';
 import { parseDuration } from './duration.js';
 import { parseHostPort } from './listen-address.js';
 
@@ -9,7 +9,6 @@ import { parseHostPort } from './listen-address.js';
  * messages are written to be shown after the key's path
  * (`objects.strategy: expected one of Watch|Cache|Get`).
  */
-export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 export const OBJECT_STRATEGIES = ['Watch', 'Cache', 'Get'] as const;
 export const OBJECT_SOURCE_TYPES = ['directory', 'etcd', 'kubernetes'] as const;
 

@@ -4,13 +4,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { BerthError, errorMessage } from '../common/index.js';
-import {
-  type ConfigFile,
-  configFileSchema,
-  LOG_LEVELS,
-  type LogLevel,
-  type ObjectStrategy,
-} from './config-schema.js';
+import { type ConfigFile, configFileSchema, type LogLevel, type ObjectStrategy } from './config-schema.js';
 import {
   DEFAULTS,
   dataDirLayout,
@@ -18,6 +12,7 @@ import {
   type Env,
   EXAMPLE_PLUGIN_TYPE,
   EXAMPLE_PLUGIN_VERSIONS,
+  LOG_LEVELS,
 } from './defaults.js';
 import { parseHostPort, type TcpAddress } from './listen-address.js';
 

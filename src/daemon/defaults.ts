@@ -28,6 +28,9 @@ export const DEFAULTS = {
 } as const;
 
 /** The plugin type `berth example-plugin` registers with; the daemon accepts it out of the box. */
+/** Log levels `--log-level` and `logLevel` accept (pino's). */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
 export const EXAMPLE_PLUGIN_TYPE = 'example.com/berth-example';
 export const EXAMPLE_PLUGIN_VERSIONS: readonly string[] = ['v1beta1', 'v1beta2'];
 

@@ -28,7 +28,6 @@ export {
 } from './config.js';
 export {
   type ConfigFile,
-  LOG_LEVELS,
   type LogLevel,
   OBJECT_STRATEGIES,
   type ObjectStrategy,
@@ -41,6 +40,7 @@ export {
   defaultDataDir,
   EXAMPLE_PLUGIN_TYPE,
   EXAMPLE_PLUGIN_VERSIONS,
+  LOG_LEVELS,
 } from './defaults.js';
 export { formatDuration, parseDuration } from './duration.js';
 export { EventBus, type EventSubscription } from './event-bus.js';

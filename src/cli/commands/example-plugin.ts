@@ -7,8 +7,7 @@ import {
   defaultDataDir,
   EXAMPLE_PLUGIN_TYPE,
   EXAMPLE_PLUGIN_VERSIONS,
-} from '../../daemon/index.js';
-import { createExamplePlugin } from '../../registration/index.js';
+} from '../../daemon/contract.js';
 import { usageError } from '../cli-error.js';
 
 interface ExampleFlags {
@@ -70,6 +69,7 @@ export function examplePluginCommand(program: Command): void {
         console.log(flags.json ? JSON.stringify({ event, ...fields }) : `example-plugin: ${text}`);
       };
       mkdirSync(join(socketPath, '..'), { recursive: true });
+      const { createExamplePlugin } = await import('../../registration/index.js'); // gRPC, loaded only here
       const plugin = createExamplePlugin({
         socketPath,
         name: flags.name,

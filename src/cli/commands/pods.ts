@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { errorMessage } from '../../common/index.js';
-import type { PodSummary } from '../../daemon/index.js';
+import type { PodSummary } from '../../daemon/contract.js';
 import { usageError } from '../cli-error.js';
 import { formatTable } from '../format-table.js';
 import { type ClientFlags, clientFor, printJson, withClientOptions } from './client-options.js';

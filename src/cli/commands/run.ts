@@ -1,13 +1,6 @@
 import type { Command } from 'commander';
 import { systemClock } from '../../common/index.js';
-import {
-  createDaemon,
-  createDaemonLogger,
-  formatHostPort,
-  handleShutdownSignals,
-  LOG_LEVELS,
-  loadDaemonConfig,
-} from '../../daemon/index.js';
+import { formatHostPort, LOG_LEVELS } from '../../daemon/contract.js';
 
 interface RunFlags {
   dataDir?: string;
@@ -36,6 +29,10 @@ export function runCommand(program: Command): void {
     .option('--config <file>', 'YAML or JSON config file; flags override it (default: none)')
     .option('--log-level <level>', `${LOG_LEVELS.join('|')} (default: info)`)
     .action(async (flags: RunFlags) => {
+      // The daemon (gRPC, fastify, SQLite) is loaded only by the command that runs it.
+      const { createDaemon, createDaemonLogger, handleShutdownSignals, loadDaemonConfig } = await import(
+        '../../daemon/index.js'
+      );
       const config = loadDaemonConfig(flags);
       const logger = createDaemonLogger({ level: config.logLevel });
       const daemon = createDaemon(config, { logger, clock: systemClock });

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { socketView } from '../../daemon/index.js';
+import type { socketView } from '../../daemon/contract.js';
 import { formatTable, relativeTime } from '../format-table.js';
 import { type ClientFlags, clientFor, printJson, withClientOptions } from './client-options.js';
 
