@@ -142,7 +142,7 @@ export function createObjectManagers(options: ObjectManagersOptions): ObjectMana
   const strategy = options.strategy ?? DEFAULT_CHANGE_DETECTION_STRATEGY;
   if (!isStrategy(strategy)) throw unknownStrategyError(strategy);
   const clock = options.clock ?? systemClock;
-  const logger = (options.logger ?? silentLogger).child({ component: 'objects', strategy });
+  const logger = options.logger ?? silentLogger; // the stores name themselves (component: watch-store)
   const source = options.source;
 
   const build = (resource: ObjectResource, getReferencedObjects: (pod: Pod) => Set<string>): KindParts => {

@@ -111,16 +111,19 @@ class BerthPluginManager implements PluginManager {
     }
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
-    this.#logger = (options.logger ?? silentLogger).child({ component: 'plugin-manager' });
+    // Each part names itself under the logger this manager was given, so a
+    // `component` binding never nests (pino would repeat the key).
+    const base = options.logger ?? silentLogger;
+    this.#logger = base.child({ component: 'plugin-manager' });
     const dial = options.dial ?? dialRegistration;
     if (options.onEvent) this.#listeners.add(options.onEvent);
 
-    this.#dsw = createDesiredStateOfWorld({ clock: this.#clock, logger: this.#logger });
-    this.#asw = createActualStateOfWorld({ logger: this.#logger });
-    this.#handlers = createHandlerTable({ logger: this.#logger });
+    this.#dsw = createDesiredStateOfWorld({ clock: this.#clock, logger: base });
+    this.#asw = createActualStateOfWorld({ logger: base });
+    this.#handlers = createHandlerTable({ logger: base.child({ component: 'handlers' }) });
     this.#executor = createOperationExecutor({
       clock: this.#clock,
-      logger: this.#logger.child({ component: 'operation-executor' }),
+      logger: base.child({ component: 'operation-executor' }),
       dial,
       ...(options.timeouts === undefined ? {} : { timeouts: options.timeouts }),
     });
@@ -130,7 +133,7 @@ class BerthPluginManager implements PluginManager {
       executor: this.#executor,
       handlers: this.#handlers,
       clock: this.#clock,
-      logger: this.#logger.child({ component: 'reconciler' }),
+      logger: base.child({ component: 'reconciler' }),
       resyncPeriodMs,
     });
     this.#watcher = createPluginWatcher({
@@ -138,7 +141,7 @@ class BerthPluginManager implements PluginManager {
       ...(options.deprecatedPluginsDir === undefined ? {} : { deprecatedDir: options.deprecatedPluginsDir }),
       desiredState: this.#dsw,
       clock: this.#clock,
-      logger: this.#logger,
+      logger: base,
       ...(options.rescanIntervalMs === undefined ? {} : { rescanIntervalMs: options.rescanIntervalMs }),
       ...(options.useFsWatch === undefined ? {} : { useFsWatch: options.useFsWatch }),
     });
@@ -147,7 +150,7 @@ class BerthPluginManager implements PluginManager {
         ...DEFAULT_LIVENESS,
         ...Object.fromEntries(Object.entries(options.liveness ?? {}).filter(([, v]) => v !== undefined)),
         clock: this.#clock,
-        logger: this.#logger.child({ component: 'liveness' }),
+        logger: base.child({ component: 'liveness' }),
         dial,
         registered: () => this.#asw.getRegisteredPlugins(),
         isBusy: (socketPath) => this.#executor.isPending(socketPath),
