@@ -4,13 +4,15 @@
  * "exports"), so the documented API cannot drift from the code.
  */
 import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { createVersionedHandler } from 'berth/handlers';
+import { createDirectorySource, createObjectManagers } from 'berth/objects';
 import { createPluginManager } from 'berth/plugin-manager';
 import { createExamplePlugin } from 'berth/registration';
 import { createGrpcDispenser, createRegistry, createRegistryBridge } from 'berth/registry';
 import { openSqliteStorage } from 'berth/storage';
-import { createTempDir, nextWithin } from 'berth/testing';
+import { createTempDir, nextWithin, waitFor } from 'berth/testing';
 
 test('README library example: plugin manager → registry, subscribe, wait, dispense', async (t) => {
   const dir = createTempDir();
@@ -57,4 +59,36 @@ test('README library example: plugin manager → registry, subscribe, wait, disp
   assert.deepEqual(await plugin.nextStatus(), { pluginRegistered: true, error: '' });
   const client = await registry.dispensePlugin(type, 'my-driver');
   assert.equal(client, await registry.dispensePlugin(type, 'my-driver'), 'the ready client is reused');
+});
+
+test('README library example: object manager over the directory source', async (t) => {
+  const dir = createTempDir();
+  t.after(() => dir.remove());
+  mkdirSync(dir.join('objects', 'secrets', 'default'), { recursive: true });
+  writeFileSync(
+    dir.join('objects', 'secrets', 'default', 'db.json'),
+    JSON.stringify({ kind: 'Secret', metadata: { name: 'db' }, data: { password: 'aHVudGVyMg==' } }),
+  );
+  const pod = {
+    metadata: { namespace: 'default', name: 'web', uid: 'uid-1' },
+    spec: { containers: [{ name: 'app', envFrom: [{ secretRef: { name: 'db' } }] }] },
+  };
+
+  // --- as in the README ---
+  const source = createDirectorySource({ root: dir.join('objects') });
+  const managers = createObjectManagers({ strategy: 'Watch', source });
+  await managers.start();
+  managers.registerPod(pod); // a Kubernetes Pod object
+  const secret = await waitFor('the secret', () => managers.secrets.getSecret('default', 'db'));
+  // --- end of README excerpt (it goes on: managers.stop(), then source.close()) ---
+  t.after(async () => {
+    await managers.stop();
+    await source.close(); // the caller owns the source
+  });
+
+  assert.deepEqual(secret.data, { password: 'aHVudGVyMg==' });
+  await assert.rejects(
+    managers.secrets.getSecret('default', 'other'),
+    /object "default"\/"other" not registered/,
+  );
 });

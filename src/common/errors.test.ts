@@ -3,11 +3,13 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { BerthError, ERROR_CODES, errorCode, isBerthError } from './errors.js';
 
-const docsUrl = new URL('../../../docs/errors.md', import.meta.url);
 // Compiled tests live in dist/src/common; under tsx they live in src/common.
-const docsPath = import.meta.url.includes('/dist/')
-  ? docsUrl
-  : new URL('../../docs/errors.md', import.meta.url);
+const repoRoot = new URL(import.meta.url.includes('/dist/') ? '../../../' : '../../', import.meta.url);
+
+function documentedCodes(file: string): Set<string> {
+  const text = readFileSync(new URL(file, repoRoot), 'utf8');
+  return new Set([...text.matchAll(/`(BERTH_[A-Z_]+)`/g)].map((m) => m[1] as string));
+}
 
 describe('BerthError', () => {
   it('carries a code, a message and a cause', () => {
@@ -22,19 +24,21 @@ describe('BerthError', () => {
     assert.deepEqual(JSON.parse(JSON.stringify(err)), { code: 'BERTH_DIAL_FAILED', message: 'dial failed' });
   });
 
-  it('docs/errors.md lists exactly the codes in ERROR_CODES', () => {
-    const docs = readFileSync(docsPath, 'utf8');
-    const documented = new Set([...docs.matchAll(/`(BERTH_[A-Z_]+)`/g)].map((m) => m[1]));
-    const defined = new Set(Object.keys(ERROR_CODES));
-    assert.deepEqual(
-      [...defined].filter((c) => !documented.has(c)),
-      [],
-      'codes missing from docs/errors.md',
-    );
-    assert.deepEqual(
-      [...documented].filter((c) => !defined.has(c as string)),
-      [],
-      'documented codes that do not exist',
-    );
-  });
+  // The code table is the contract users script against: its docs may not drift from the code.
+  for (const file of ['docs/errors.md', 'README.md']) {
+    it(`${file} lists exactly the codes in ERROR_CODES`, () => {
+      const documented = documentedCodes(file);
+      const defined = new Set(Object.keys(ERROR_CODES));
+      assert.deepEqual(
+        [...defined].filter((c) => !documented.has(c)),
+        [],
+        `codes missing from ${file}`,
+      );
+      assert.deepEqual(
+        [...documented].filter((c) => !defined.has(c)),
+        [],
+        `codes in ${file} that do not exist`,
+      );
+    });
+  }
 });
