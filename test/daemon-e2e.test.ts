@@ -6,35 +6,21 @@
  * on the same data directory.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { siblingModule, spawnModule, stopChild } from '../src/testing/spawn-module.js';
 import { createTempDir } from '../src/testing/temp-dir.js';
 import { waitFor } from '../src/testing/wait-for.js';
+import { pythonGrpcUnavailable, spawnPythonPlugin } from './fixtures/python-plugin.js';
 
 const MAIN = siblingModule(import.meta.url, '../src/cli/main');
-const PYTHON = '/usr/bin/python3';
 const EXAMPLE_TYPE = 'example.com/berth-example';
 const PYTHON_TYPE = 'example.com/python-interop';
-
-function pythonFixture(): string | undefined {
-  for (const relative of ['./fixtures/python-plugin.py', '../../test/fixtures/python-plugin.py']) {
-    const path = fileURLToPath(new URL(relative, import.meta.url));
-    if (existsSync(path)) return path;
-  }
-  return undefined;
-}
-
-function pythonReady(): boolean {
-  const probe = spawnSync(PYTHON, ['-c', 'import grpc, google.protobuf'], { encoding: 'utf8' });
-  return probe.error === undefined && probe.status === 0 && pythonFixture() !== undefined;
-}
 
 /** A child process with its output kept as lines, for waiting on. */
 interface Proc {
@@ -221,33 +207,24 @@ test('berth run, plugins, API, CLI, stop and restart', { timeout: 240_000 }, asy
   const gamma = await examplePlugin('gamma');
   await waitForLine(gamma, 'gamma registered', (l) => l.includes('registered with the daemon'));
 
-  const withPython = pythonReady();
+  const pythonMissing = pythonGrpcUnavailable();
+  const withPython = pythonMissing === undefined;
   if (withPython) {
-    const python = track(
-      spawn(
-        PYTHON,
-        [
-          pythonFixture() as string,
-          '--socket',
-          join(pluginsDir, 'py.sock'),
-          '--name',
-          'py',
-          '--type',
-          PYTHON_TYPE,
-          '--versions',
-          'v1',
-        ],
-        { stdio: ['ignore', 'pipe', 'pipe'] },
-      ),
-      children,
-    );
-    await waitForLine(
-      python,
-      'python plugin registered',
-      (l) => /"event": ?"notified"/.test(l) && /"registered": ?true/.test(l),
-    );
+    const python = spawnPythonPlugin({
+      socketPath: join(pluginsDir, 'py.sock'),
+      name: 'py',
+      type: PYTHON_TYPE,
+      versions: ['v1'],
+    });
+    children.add(python.child);
+    assert.deepEqual(await python.next('serving'), { event: 'serving' });
+    assert.deepEqual(await python.next('the registration status'), {
+      event: 'notified',
+      registered: true,
+      error: '',
+    });
   } else {
-    t.diagnostic(`skipping the Python plugin: ${PYTHON} with grpcio is not available`);
+    t.diagnostic(`without the Python plugin: ${pythonMissing}`);
   }
 
   // The registry through the API.

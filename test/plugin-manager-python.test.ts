@@ -4,48 +4,17 @@
  * NotifyRegistrationStatus(true) as the plugin itself reports it.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { createPluginManager } from '../src/plugin-manager/index.js';
 import { RecordingHandler } from '../src/testing/recording-handler.js';
 import { stopChild } from '../src/testing/spawn-module.js';
 import { createTempDir } from '../src/testing/temp-dir.js';
 import { waitFor } from '../src/testing/wait-for.js';
-
-const PYTHON = '/usr/bin/python3';
-
-function fixturePath(): string {
-  // Beside this file under tsx; from dist/test/ the source tree is two levels up.
-  for (const relative of ['./fixtures/python-plugin.py', '../../test/fixtures/python-plugin.py']) {
-    const path = fileURLToPath(new URL(relative, import.meta.url));
-    if (existsSync(path)) return path;
-  }
-  throw new Error('test/fixtures/python-plugin.py not found');
-}
-
-function pythonGrpcMissing(): string | undefined {
-  const probe = spawnSync(PYTHON, ['-c', 'import grpc, google.protobuf'], { encoding: 'utf8' });
-  if (probe.error) return `${PYTHON} cannot run: ${probe.error.message}`;
-  if (probe.status !== 0) return `${PYTHON} cannot import grpc/google.protobuf: ${probe.stderr.trim()}`;
-  return undefined;
-}
-
-interface PythonEvent {
-  event: string;
-  registered?: boolean;
-  error?: string;
-}
+import { requirePythonGrpc, spawnPythonPlugin } from './fixtures/python-plugin.js';
 
 test('a Python grpcio plugin registers through createPluginManager', { timeout: 60_000 }, async (t) => {
-  const missing = pythonGrpcMissing();
-  if (missing !== undefined) {
-    t.skip(`skipped: ${missing}`);
-    return;
-  }
+  if (!requirePythonGrpc(t)) return;
   const dir = createTempDir();
   t.after(() => dir.remove());
   const manager = createPluginManager({ pluginsDir: dir.join('plugins'), liveness: false });
@@ -55,35 +24,17 @@ test('a Python grpcio plugin registers through createPluginManager', { timeout: 
   await manager.start();
 
   const socketPath = join(dir.join('plugins'), 'py.sock');
-  const child = spawn(
-    PYTHON,
-    [
-      fixturePath(),
-      '--socket',
-      socketPath,
-      '--name',
-      'py.example.com/gpu',
-      '--type',
-      'DevicePlugin',
-      '--versions',
-      'v1beta1,v1beta2',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
+  const plugin = spawnPythonPlugin({
+    socketPath,
+    name: 'py.example.com/gpu',
+    type: 'DevicePlugin',
+    versions: ['v1beta1', 'v1beta2'],
   });
+  const { child } = plugin;
   t.after(() => stopChild(child, 'SIGTERM', 5_000));
-  const events: PythonEvent[] = [];
-  if (child.stdout === null) throw new Error('child has no stdout');
-  createInterface({ input: child.stdout }).on('line', (line) => events.push(JSON.parse(line) as PythonEvent));
 
-  const notified = await waitFor('the python plugin to be notified', () =>
-    child.exitCode !== null
-      ? assert.fail(`python plugin exited: ${stderr}`)
-      : events.find((e) => e.event === 'notified'),
-  );
+  assert.deepEqual(await plugin.next('serving'), { event: 'serving' });
+  const notified = await plugin.next('the registration status');
   assert.deepEqual(notified, { event: 'notified', registered: true, error: '' });
   await waitFor(
     'registered state',
