@@ -8,6 +8,7 @@ import { createStaleSocket } from '../testing/stale-socket.js';
 import { createTempDir } from '../testing/temp-dir.js';
 import { dialRegistration } from './dial.js';
 import { createRegistrationServer } from './registration-server.js';
+import { connectedServer } from './test-support.js';
 
 const info = {
   type: 'DevicePlugin',
@@ -123,17 +124,7 @@ test('an aborted dial rejects with BERTH_ABORTED', async (t) => {
 });
 
 test('GetInfo past its deadline on a hanging plugin fails with BERTH_GET_INFO_FAILED', async (t) => {
-  const dir = createTempDir();
-  t.after(() => dir.remove());
-  const server = createRegistrationServer({
-    socketPath: dir.join('hang.sock'),
-    info,
-    behaviour: { hangGetInfo: true },
-  });
-  t.after(() => server.stop());
-  await server.start();
-  const conn = await dialRegistration(server.socketPath, { timeoutMs: 10_000 });
-  t.after(() => conn.close());
+  const { server, conn } = await connectedServer(t, { info, behaviour: { hangGetInfo: true } });
   await assert.rejects(conn.getInfo({ timeoutMs: 200 }), (err: unknown) => {
     assert.ok(isBerthError(err, 'BERTH_GET_INFO_FAILED'), String(err));
     assert.match(err.message, /DEADLINE_EXCEEDED/);
@@ -144,17 +135,7 @@ test('GetInfo past its deadline on a hanging plugin fails with BERTH_GET_INFO_FA
 });
 
 test('GetInfo slower than its deadline fails, and succeeds once the plugin answers in time', async (t) => {
-  const dir = createTempDir();
-  t.after(() => dir.remove());
-  const server = createRegistrationServer({
-    socketPath: dir.join('slow.sock'),
-    info,
-    behaviour: { getInfoDelayMs: 5_000 },
-  });
-  t.after(() => server.stop());
-  await server.start();
-  const conn = await dialRegistration(server.socketPath, { timeoutMs: 10_000 });
-  t.after(() => conn.close());
+  const { server, conn } = await connectedServer(t, { info, behaviour: { getInfoDelayMs: 5_000 } });
   await assert.rejects(conn.getInfo({ timeoutMs: 100 }), (err: unknown) =>
     isBerthError(err, 'BERTH_GET_INFO_FAILED'),
   );
@@ -163,17 +144,7 @@ test('GetInfo slower than its deadline fails, and succeeds once the plugin answe
 });
 
 test('GetInfo aborted by its signal rejects with BERTH_ABORTED', async (t) => {
-  const dir = createTempDir();
-  t.after(() => dir.remove());
-  const server = createRegistrationServer({
-    socketPath: dir.join('hang.sock'),
-    info,
-    behaviour: { hangGetInfo: true },
-  });
-  t.after(() => server.stop());
-  await server.start();
-  const conn = await dialRegistration(server.socketPath, { timeoutMs: 10_000 });
-  t.after(() => conn.close());
+  const { server, conn } = await connectedServer(t, { info, behaviour: { hangGetInfo: true } });
   const controller = new AbortController();
   const pending = conn.getInfo({ timeoutMs: 60_000, signal: controller.signal });
   await waitUntil(() => server.getInfoCalls === 1);
@@ -182,17 +153,7 @@ test('GetInfo aborted by its signal rejects with BERTH_ABORTED', async (t) => {
 });
 
 test('a failing Notify surfaces as BERTH_NOTIFY_FAILED with the gRPC text; the plugin still saw it', async (t) => {
-  const dir = createTempDir();
-  t.after(() => dir.remove());
-  const server = createRegistrationServer({
-    socketPath: dir.join('fail.sock'),
-    info,
-    behaviour: { failNotify: true },
-  });
-  t.after(() => server.stop());
-  await server.start();
-  const conn = await dialRegistration(server.socketPath, { timeoutMs: 10_000 });
-  t.after(() => conn.close());
+  const { server, conn } = await connectedServer(t, { info, behaviour: { failNotify: true } });
   await assert.rejects(
     conn.notifyRegistrationStatus({ pluginRegistered: true, error: '' }, { timeoutMs: 5_000 }),
     (err: unknown) => {

@@ -7,6 +7,7 @@ import { createStaleSocket } from '../testing/stale-socket.js';
 import { createTempDir } from '../testing/temp-dir.js';
 import { dialRegistration } from './dial.js';
 import { createRegistrationServer } from './registration-server.js';
+import { connectedServer } from './test-support.js';
 
 const info = { type: 'T', name: 'n', endpoint: '', supportedVersions: ['v1'] };
 
@@ -57,17 +58,7 @@ test('stop() before start() and stop() after the file was removed by someone els
 });
 
 test('stop() cancels a hanging GetInfo instead of waiting for it', { timeout: 20_000 }, async (t) => {
-  const dir = createTempDir();
-  t.after(() => dir.remove());
-  const server = createRegistrationServer({
-    socketPath: dir.join('hang.sock'),
-    info,
-    behaviour: { hangGetInfo: true },
-  });
-  t.after(() => server.stop());
-  await server.start();
-  const conn = await dialRegistration(server.socketPath, { timeoutMs: 10_000 });
-  t.after(() => conn.close());
+  const { server, conn } = await connectedServer(t, { info, behaviour: { hangGetInfo: true } });
   const pending = assert.rejects(conn.getInfo({ timeoutMs: 60_000 }), (err: unknown) =>
     isBerthError(err, 'BERTH_GET_INFO_FAILED'),
   );
@@ -113,13 +104,7 @@ test('a stopped server can start again on the same path', async (t) => {
 });
 
 test('nextStatus hands out each status once, buffered ones first, and times out when none comes', async (t) => {
-  const dir = createTempDir();
-  t.after(() => dir.remove());
-  const server = createRegistrationServer({ socketPath: dir.join('p.sock'), info });
-  t.after(() => server.stop());
-  await server.start();
-  const conn = await dialRegistration(server.socketPath, { timeoutMs: 10_000 });
-  t.after(() => conn.close());
+  const { server, conn } = await connectedServer(t, { info });
   await conn.notifyRegistrationStatus({ pluginRegistered: false, error: 'first' }, { timeoutMs: 5_000 });
   const early = await server.nextStatus();
   const later = server.nextStatus();

@@ -1,0 +1,27 @@
+import type { TestContext } from 'node:test';
+import { createTempDir, type TempDir } from '../testing/temp-dir.js';
+import { dialRegistration } from './dial.js';
+import {
+  createRegistrationServer,
+  type RegistrationServer,
+  type RegistrationServerOptions,
+} from './registration-server.js';
+import type { RegistrationConnection } from './types.js';
+
+/**
+ * For tests: a started registration server on a socket in its own temp dir,
+ * and a fresh connection to it; the test's end closes, stops and removes all three.
+ */
+export async function connectedServer(
+  t: TestContext,
+  options: Omit<RegistrationServerOptions, 'socketPath'>,
+): Promise<{ dir: TempDir; server: RegistrationServer; conn: RegistrationConnection }> {
+  const dir = createTempDir();
+  t.after(() => dir.remove());
+  const server = createRegistrationServer({ socketPath: dir.join('plugin.sock'), ...options });
+  t.after(() => server.stop());
+  await server.start();
+  const conn = await dialRegistration(server.socketPath, { timeoutMs: 10_000 });
+  t.after(() => conn.close());
+  return { dir, server, conn };
+}
