@@ -200,4 +200,73 @@ describe('daemon', () => {
     assert.equal((await get(config.apiSocketPath, '/readyz')).status, 200);
     assert.deepEqual(JSON.parse((await get(config.apiSocketPath, '/v1/plugins')).text).plugins, []);
   });
+
+  it('registers kubelet-style plugins with the built-in handlers, as the kubelet would', async (t) => {
+    // Shaped like the real thing: node-driver-registrar for a CSI driver (CSI
+    // version, endpoint = the driver's own socket elsewhere), a device plugin
+    // (resource name, v1beta1), a DRA driver (gRPC service names).
+    const dir = createTempDir();
+    t.after(() => dir.remove());
+    const config = configFor(dir.path);
+    const daemon = createDaemon(config, { logger: silentLogger });
+    t.after(() => daemon.stop());
+    await daemon.start();
+    const plugins = [
+      {
+        file: 'csi.sock',
+        type: 'CSIPlugin',
+        name: 'csi.example.com',
+        endpoint: '/var/lib/kubelet/plugins/csi.example.com/csi.sock',
+        versions: ['1.0.0'],
+      },
+      {
+        file: 'gpu.sock',
+        type: 'DevicePlugin',
+        name: 'example.com/gpu',
+        endpoint: '',
+        versions: ['v1beta1'],
+      },
+      {
+        file: 'dra.sock',
+        type: 'DRAPlugin',
+        name: 'dra.example.com',
+        endpoint: '',
+        versions: ['v1beta1.DRAPlugin', 'v1.DRAPlugin'],
+      },
+      { file: 'old-csi.sock', type: 'CSIPlugin', name: 'old.example.com', endpoint: '', versions: ['0.3.0'] },
+    ];
+    const servers = plugins.map((p) =>
+      createExamplePlugin({
+        socketPath: dir.join('plugins_registry', p.file),
+        name: p.name,
+        type: p.type,
+        endpoint: p.endpoint,
+        versions: p.versions,
+      }),
+    );
+    for (const server of servers) {
+      t.after(() => server.stop());
+      await server.start();
+    }
+    const [csi, gpu, dra, oldCsi] = await Promise.all(servers.map((s) => s.nextStatus()));
+    assert.deepEqual(csi, { pluginRegistered: true, error: '' });
+    assert.deepEqual(gpu, { pluginRegistered: true, error: '' });
+    assert.deepEqual(dra, { pluginRegistered: true, error: '' });
+    assert.equal(oldCsi?.pluginRegistered, false, 'a CSI driver of major version 0 is refused');
+    assert.match(oldCsi?.error ?? '', /RegisterPlugin error -- plugin validation failed with err: .*0\.3\.0/);
+
+    const listed = JSON.parse((await get(config.apiSocketPath, '/v1/plugins')).text).plugins as Array<{
+      type: string;
+      name: string;
+      endpoint: string;
+    }>;
+    assert.deepEqual(
+      listed.map((p) => [p.type, p.name, p.endpoint]),
+      [
+        ['CSIPlugin', 'csi.example.com', '/var/lib/kubelet/plugins/csi.example.com/csi.sock'],
+        ['DevicePlugin', 'example.com/gpu', dir.join('plugins_registry', 'gpu.sock')],
+        ['DRAPlugin', 'dra.example.com', dir.join('plugins_registry', 'dra.sock')],
+      ],
+    );
+  });
 });
