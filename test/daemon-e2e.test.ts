@@ -295,6 +295,10 @@ test('berth run, plugins, API, CLI, stop and restart', { timeout: 240_000 }, asy
   await waitFor('beta registered event', () =>
     stream.events.find((e) => e.event === 'registered' && e.data.plugin?.name === 'beta'),
   );
+  // The registry announces the plugin when its handler accepts it, just before berth's final
+  // Notify(true); stopping the plugin in that window makes the Notify fail, and berth rightly
+  // rolls the registration back. Stop it only once it has been told it is registered.
+  await waitForLine(beta, 'beta told it is registered', (l) => l.includes('registered with the daemon'));
   await stopChild(beta.child, 'SIGTERM');
   await waitFor('beta deregistered event', () =>
     stream.events.find((e) => e.event === 'deregistered' && e.data.plugin?.name === 'beta'),
