@@ -1,54 +1,12 @@
 /**
- * Test support: the storages registry tests run against. "restart" gives the
- * storage a new registry would see after a daemon restart (the same object for
- * memory, a closed and reopened file for SQLite).
+ * Test support for the registry tests: the storages they run against (shared
+ * with the storage tests, src/testing/storage-kinds.ts), Nomad's plugin N, and
+ * a storage wrapper that counts or fails writes.
  */
 import type { PluginInstanceInfo } from '../common/index.js';
-import { createMemoryStorage, openSqliteStorage, type StateStorage } from '../storage/index.js';
-import { createTempDir } from '../testing/temp-dir.js';
+import type { StateStorage } from '../storage/index.js';
 
-export interface StorageFixture {
-  storage(): StateStorage;
-  restart(): StateStorage;
-  dispose(): void;
-}
-
-export interface StorageKind {
-  name: 'memory' | 'sqlite';
-  create(): StorageFixture;
-}
-
-export const storageKinds: StorageKind[] = [
-  {
-    name: 'memory',
-    create() {
-      const storage = createMemoryStorage();
-      return { storage: () => storage, restart: () => storage, dispose: () => storage.close() };
-    },
-  },
-  {
-    name: 'sqlite',
-    create() {
-      const dir = createTempDir();
-      const path = dir.join('state.db');
-      let current = openSqliteStorage({ path });
-      return {
-        storage: () => current,
-        restart() {
-          current.close();
-          current = openSqliteStorage({ path });
-          return current;
-        },
-        dispose() {
-          current.close();
-          dir.remove();
-        },
-      };
-    },
-  },
-];
-
-/** A logger that keeps what was logged, for asserting that failures are reported. */
+export { type StorageFixture, type StorageKind, storageKinds } from '../testing/storage-kinds.js';
 
 /** Plugin N of Nomad's concurrent-allocs tests. */
 export function nodePlugin(n: number, overrides: Partial<PluginInstanceInfo> = {}): PluginInstanceInfo {

@@ -1,44 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PluginInstanceInfo } from '../common/index.js';
-import { createTempDir } from '../testing/temp-dir.js';
-import { createMemoryStorage, openSqliteStorage, type RegistryState, type StateStorage } from './index.js';
-
-/** Each backend, with a way to get "the same storage after a restart". */
-interface Backend {
-  name: string;
-  open(): { storage: StateStorage; reopen(): StateStorage; dispose(): void };
-}
-
-const backends: Backend[] = [
-  {
-    name: 'memory',
-    open() {
-      const storage = createMemoryStorage();
-      return { storage, reopen: () => storage, dispose: () => storage.close() };
-    },
-  },
-  {
-    name: 'sqlite',
-    open() {
-      const dir = createTempDir();
-      const path = dir.join('state.db');
-      let current: StateStorage = openSqliteStorage({ path });
-      return {
-        storage: current,
-        reopen() {
-          current.close();
-          current = openSqliteStorage({ path });
-          return current;
-        },
-        dispose() {
-          current.close();
-          dir.remove();
-        },
-      };
-    },
-  },
-];
+import { storageKinds } from '../testing/storage-kinds.js';
+import type { RegistryState } from './index.js';
 
 function instance(n: number, extra: Partial<PluginInstanceInfo> = {}): PluginInstanceInfo {
   return {
@@ -53,10 +17,11 @@ function instance(n: number, extra: Partial<PluginInstanceInfo> = {}): PluginIns
   };
 }
 
-for (const backend of backends) {
-  describe(`state storage contract (${backend.name})`, () => {
+for (const kind of storageKinds) {
+  describe(`state storage contract (${kind.name})`, () => {
     it('returns undefined before anything is stored, then what was stored (empty state)', () => {
-      const { storage, reopen, dispose } = backend.open();
+      const { storage: opened, restart: reopen, dispose } = kind.create();
+      const storage = opened();
       try {
         assert.equal(storage.getDynamicPluginRegistryState(), undefined);
         const empty: RegistryState = { plugins: {} };
@@ -69,7 +34,8 @@ for (const backend of backends) {
     });
 
     it('keeps every instance, in order, with all fields, across a reopen', () => {
-      const { storage, reopen, dispose } = backend.open();
+      const { storage: opened, restart: reopen, dispose } = kind.create();
+      const storage = opened();
       try {
         const state: RegistryState = {
           plugins: {
@@ -95,7 +61,8 @@ for (const backend of backends) {
     });
 
     it('keeps types without names, names without instances, and odd keys', () => {
-      const { storage, reopen, dispose } = backend.open();
+      const { storage: opened, restart: reopen, dispose } = kind.create();
+      const storage = opened();
       try {
         const state: RegistryState = { plugins: { lonely: {}, 'csi-node': { gone: [] } } };
         Object.defineProperty(state.plugins, '__proto__', {
@@ -114,7 +81,8 @@ for (const backend of backends) {
     });
 
     it('hands out copies: changing a returned or stored object does not change the store', () => {
-      const { storage, dispose } = backend.open();
+      const { storage: opened, dispose } = kind.create();
+      const storage = opened();
       try {
         const state: RegistryState = { plugins: { 'csi-node': { 'my-plugin': [instance(1)] } } };
         storage.putDynamicPluginRegistryState(state);
@@ -133,7 +101,8 @@ for (const backend of backends) {
     });
 
     it('a later put replaces the whole state', () => {
-      const { storage, reopen, dispose } = backend.open();
+      const { storage: opened, restart: reopen, dispose } = kind.create();
+      const storage = opened();
       try {
         storage.putDynamicPluginRegistryState({
           plugins: { a: { x: [instance(1, { type: 'a', name: 'x' })] } },
@@ -146,7 +115,8 @@ for (const backend of backends) {
     });
 
     it('throws BERTH_STORAGE_FAILED once closed', () => {
-      const { storage, dispose } = backend.open();
+      const { storage: opened, dispose } = kind.create();
+      const storage = opened();
       try {
         storage.close();
         storage.close();
