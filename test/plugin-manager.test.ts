@@ -303,6 +303,26 @@ describe('plugin manager: where berth is better than the kubelet', () => {
     assert.equal(status?.lastError?.code, 'BERTH_LIVENESS_FAILED');
     assert.deepEqual(handler.events, ['validate frozen', 'register frozen', 'deregister frozen']);
 
+    // The same process answers again on the same socket file: recovery probes notice and it
+    // registers again, as a new generation (validate and register once more).
+    child.kill('SIGCONT');
+    await waitFor(
+      'the recovered plugin registered again',
+      async () => {
+        await clock.advance(1_000);
+        return socket(path)?.state === 'registered';
+      },
+      { intervalMs: 20 },
+    );
+    assert.deepEqual(handler.events, [
+      'validate frozen',
+      'register frozen',
+      'deregister frozen',
+      'validate frozen',
+      'register frozen',
+    ]);
+    assert.ok(events.some((e) => e.type === 'discovered' && e.socketPath === path && e.at > failed.at));
+
     // A new socket file at the path is a new generation and registers normally.
     const revived = await startPlugin(path, { name: 'revived' });
     assert.deepEqual(await revived.nextStatus(), { pluginRegistered: true, error: '' });

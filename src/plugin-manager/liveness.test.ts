@@ -117,4 +117,43 @@ describe('liveness prober', () => {
       /liveness\.periodMs must be a positive number/,
     );
   });
+
+  it('re-probes a dead socket on a doubling interval and reports it alive once it answers', async (t) => {
+    const { plugin, prober, clock } = await setup(t);
+    const deadPaths = [plugin.socketPath];
+    const alive: string[] = [];
+    const recovery = createLivenessProber({
+      periodMs: 1_000,
+      timeoutMs: 200,
+      failureThreshold: 3,
+      clock,
+      logger: silentLogger,
+      dial: dialRegistration,
+      registered: () => [],
+      isBusy: () => false,
+      onDead: () => assert.fail('nothing registered, nothing to declare dead'),
+      deadSockets: () => deadPaths,
+      onAlive: (socketPath) => alive.push(socketPath),
+    });
+    t.after(() => recovery.stop());
+    await prober.stop(); // only the recovery prober runs here
+    plugin.behaviour.hangGetInfo = true;
+
+    // Rounds every period; count the rounds in which the dead socket was actually probed.
+    const probedAt: number[] = [];
+    for (let round = 0; round <= 16; round++) {
+      const before = plugin.getInfoCalls;
+      await recovery.probeAll();
+      if (plugin.getInfoCalls > before) probedAt.push(round);
+      await clock.advance(1_000);
+    }
+    // Seen at round 0, first probe one period later, then 2, 4 and 8 periods apart.
+    assert.deepEqual(probedAt, [1, 3, 7, 15]);
+    assert.deepEqual(alive, []);
+
+    plugin.behaviour.hangGetInfo = false;
+    await clock.advance(16_000);
+    await recovery.probeAll();
+    assert.deepEqual(alive, [plugin.socketPath]);
+  });
 });

@@ -19,7 +19,14 @@ export interface LivenessProberOptions extends LivenessOptions {
   isBusy: (socketPath: string) => boolean;
   /** `failureThreshold` consecutive probes of this generation failed. */
   onDead: (plugin: PluginInfo, error: BerthError, failures: number) => void;
+  /** Sockets declared dead whose file is still there: probed for recovery. */
+  deadSockets?: () => string[];
+  /** A dead socket answered GetInfo again. */
+  onAlive?: (socketPath: string) => void;
 }
+
+/** A dead socket is re-probed after one period, then the interval doubles up to this many periods. */
+export const RECOVERY_MAX_PERIODS = 32;
 
 export interface LivenessProber {
   start(): void;
@@ -36,6 +43,11 @@ export interface LivenessProber {
  * of the same socket generation it is reported dead. The kubelet (v1.26-v1.30)
  * never notices such a plugin; a newer upstream monitor does something
  * similar (reference §2.9).
+ *
+ * A dead socket whose file lingers is also probed for recovery, as the
+ * upstream monitor does, but on a doubling interval (1 to 32 periods): a
+ * wedged plugin costs a dial each time, and grpc-js holds such a connection
+ * until the plugin closes it. When it answers again, `onAlive` is called.
  */
 export function createLivenessProber(options: LivenessProberOptions): LivenessProber {
   for (const key of ['periodMs', 'timeoutMs', 'failureThreshold'] as const) {
@@ -54,6 +66,8 @@ class Prober implements LivenessProber {
   readonly #o: LivenessProberOptions;
   /** Consecutive failures per socket path, for one generation (uuid). */
   readonly #failures = new Map<string, { uuid: string; count: number }>();
+  /** Per dead socket: when to probe it next, and the interval after that. */
+  readonly #recovery = new Map<string, { nextAt: number; intervalMs: number }>();
   readonly #controller = new AbortController();
   #timer: ClockTimer | undefined;
   #round: Promise<void> | undefined;
@@ -99,20 +113,66 @@ class Prober implements LivenessProber {
     const plugins = this.#o.registered();
     const present = new Set(plugins.map((p) => p.socketPath));
     for (const path of this.#failures.keys()) if (!present.has(path)) this.#failures.delete(path);
-    await Promise.all(plugins.filter((p) => !this.#o.isBusy(p.socketPath)).map((p) => this.#probe(p)));
+    await Promise.all([
+      ...plugins.filter((p) => !this.#o.isBusy(p.socketPath)).map((p) => this.#probe(p)),
+      ...this.#dueForRecovery().map((path) => this.#probeRecovery(path)),
+    ]);
+  }
+
+  #dueForRecovery(): string[] {
+    const dead = new Set(this.#o.deadSockets?.() ?? []);
+    for (const path of this.#recovery.keys()) if (!dead.has(path)) this.#recovery.delete(path);
+    const now = this.#o.clock.now();
+    const due: string[] = [];
+    for (const path of dead) {
+      const schedule = this.#recovery.get(path);
+      if (schedule === undefined) {
+        this.#recovery.set(path, { nextAt: now + this.#o.periodMs, intervalMs: this.#o.periodMs });
+      } else if (now >= schedule.nextAt) {
+        due.push(path);
+      }
+    }
+    return due;
+  }
+
+  async #probeRecovery(socketPath: string): Promise<void> {
+    const signal = this.#controller.signal;
+    try {
+      await this.#getInfo(socketPath);
+    } catch (err) {
+      if (signal.aborted) return;
+      const schedule = this.#recovery.get(socketPath);
+      if (schedule === undefined) return;
+      schedule.intervalMs = Math.min(schedule.intervalMs * 2, this.#o.periodMs * RECOVERY_MAX_PERIODS);
+      schedule.nextAt = this.#o.clock.now() + schedule.intervalMs;
+      this.#o.logger.debug(
+        { socketPath, err, nextInMs: schedule.intervalMs },
+        'dead plugin still not answering',
+      );
+      return;
+    }
+    if (signal.aborted || !this.#recovery.delete(socketPath)) return;
+    this.#o.onAlive?.(socketPath);
+  }
+
+  /** A fresh dial and a GetInfo, both within timeoutMs; throws on failure. */
+  async #getInfo(socketPath: string): Promise<void> {
+    const { dial, timeoutMs } = this.#o;
+    const signal = this.#controller.signal;
+    const conn = await dial(socketPath, { timeoutMs, signal });
+    try {
+      await conn.getInfo({ timeoutMs, signal });
+    } finally {
+      conn.close();
+    }
   }
 
   async #probe(plugin: PluginInfo): Promise<void> {
-    const { dial, timeoutMs, logger } = this.#o;
+    const { logger } = this.#o;
     const signal = this.#controller.signal;
     if (signal.aborted) return;
     try {
-      const conn = await dial(plugin.socketPath, { timeoutMs, signal });
-      try {
-        await conn.getInfo({ timeoutMs, signal });
-      } finally {
-        conn.close();
-      }
+      await this.#getInfo(plugin.socketPath);
       this.#failures.delete(plugin.socketPath);
     } catch (err) {
       if (signal.aborted) return;

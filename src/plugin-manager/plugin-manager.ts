@@ -155,6 +155,11 @@ class BerthPluginManager implements PluginManager {
         registered: () => this.#asw.getRegisteredPlugins(),
         isBusy: (socketPath) => this.#executor.isPending(socketPath),
         onDead: (plugin, error, failures) => this.#onDead(plugin, error, failures),
+        deadSockets: () => {
+          this.#pruneDead();
+          return [...this.#dead.keys()];
+        },
+        onAlive: (socketPath) => this.#onAlive(socketPath),
       });
     }
 
@@ -379,7 +384,13 @@ class BerthPluginManager implements PluginManager {
     if (!this.#asw.pluginExistsWithCorrectUUID(plugin) || this.#dsw.get(socketPath)?.uuid !== plugin.uuid)
       return;
     const at = this.#clock.now();
-    const dead: DeadSocket = { uuid: plugin.uuid, error, failures, at };
+    const dead: DeadSocket = {
+      uuid: plugin.uuid,
+      foundInDeprecatedDir: plugin.foundInDeprecatedDir,
+      error,
+      failures,
+      at,
+    };
     if (plugin.type !== undefined && plugin.name !== undefined)
       dead.plugin = { type: plugin.type, name: plugin.name };
     this.#dead.set(socketPath, dead);
@@ -397,6 +408,22 @@ class BerthPluginManager implements PluginManager {
     };
     if (dead.plugin !== undefined) failed.plugin = dead.plugin;
     this.#emit(failed);
+  }
+
+  /**
+   * A plugin that liveness gave up on answers again on the same socket file:
+   * put that socket back into the desired state as a new generation, so it
+   * goes through validate and register again (the upstream monitor's rule).
+   */
+  #onAlive(socketPath: string): void {
+    const dead = this.#dead.get(socketPath);
+    if (dead === undefined || this.#dsw.pluginExists(socketPath)) return;
+    if (!this.#watcher.knownSockets().includes(socketPath)) return; // the file went meanwhile
+    this.#logger.info(
+      { socketPath },
+      `plugin at ${socketPath} answers again after liveness gave up: registering it`,
+    );
+    this.#dsw.addOrUpdatePlugin(socketPath, { foundInDeprecatedDir: dead.foundInDeprecatedDir });
   }
 
   /** Forgets dead plugins whose socket file is gone (the watcher no longer knows it). */

@@ -45,6 +45,7 @@ describe('socket statuses', () => {
             '/e',
             {
               uuid: 'e1',
+              foundInDeprecatedDir: false,
               plugin: { type: 'T', name: 'e' },
               error: new BerthError('BERTH_LIVENESS_FAILED', 'gone quiet'),
               failures: 3,

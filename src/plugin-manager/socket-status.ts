@@ -6,6 +6,7 @@ import type { SocketStatus } from './types.js';
 /** A plugin liveness gave up on; remembered while its socket file lingers. */
 export interface DeadSocket {
   uuid: string;
+  foundInDeprecatedDir: boolean;
   plugin?: { type: string; name: string };
   error: BerthError;
   failures: number;
