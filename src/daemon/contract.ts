@@ -5,7 +5,8 @@
  * loads the whole daemon (gRPC, fastify, SQLite) and cost every `berth
  * plugins` about 0.4 s of start-up.
  */
-export type { PodSummary, SocketStatus } from './api-types.js';
+export type { PodSummary, SocketStatus } from './api/api-types.js';
+export type { PluginView, socketView } from './api/views.js';
 export {
   BUILTIN_HANDLER_TYPES,
   DEFAULTS,
@@ -14,7 +15,6 @@ export {
   EXAMPLE_PLUGIN_TYPE,
   EXAMPLE_PLUGIN_VERSIONS,
   LOG_LEVELS,
-} from './defaults.js';
-export { formatHostPort, parseHostPort, type TcpAddress } from './listen-address.js';
+} from './config/defaults.js';
+export { formatHostPort, parseHostPort, type TcpAddress } from './config/listen-address.js';
 export { berthVersion } from './version.js';
-export type { PluginView, socketView } from './views.js';

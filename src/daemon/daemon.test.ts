@@ -8,7 +8,7 @@ import { createExamplePlugin } from '../registration/index.js';
 import { createStaleSocket } from '../testing/stale-socket.js';
 import { createTempDir } from '../testing/temp-dir.js';
 import { waitFor } from '../testing/wait-for.js';
-import { resolveDaemonConfig } from './config.js';
+import { resolveDaemonConfig } from './config/config.js';
 import { createDaemon } from './daemon.js';
 
 function get(socketPath: string, path: string): Promise<{ status: number; text: string }> {

@@ -19,21 +19,21 @@ import {
   type Registry,
 } from '../registry/index.js';
 import { openSqliteStorage, type SqliteStorage, type StorageCorruptionReport } from '../storage/index.js';
-import { claimApiSocket, closeServer, listenTcp, listenUnix } from './api-listener.js';
-import { type ApiApp, createApiApp } from './api-server.js';
-import type { ApiBackend, SocketStatus } from './api-types.js';
-import type { DaemonConfig } from './config.js';
-import { BUILTIN_HANDLER_TYPES } from './defaults.js';
+import { claimApiSocket, closeServer, listenTcp, listenUnix } from './api/api-listener.js';
+import { type ApiApp, createApiApp } from './api/api-server.js';
+import type { ApiBackend, SocketStatus } from './api/api-types.js';
+import { startingHandler, switchableHandler } from './api/starting-handler.js';
+import type { DaemonConfig } from './config/config.js';
+import { BUILTIN_HANDLER_TYPES } from './config/defaults.js';
+import { formatHostPort, type TcpAddress } from './config/listen-address.js';
 import { EventBus } from './event-bus.js';
 import { logEvent } from './event-log.js';
 import { buildHandlers } from './handler-setup.js';
-import { formatHostPort, type TcpAddress } from './listen-address.js';
 import { meteredReader, meteredSource } from './metered-objects.js';
 import { createDaemonMetrics, type DaemonMetrics } from './metrics.js';
 import { createConfiguredSource } from './object-source.js';
 import { createPodRegistry } from './pod-registry.js';
 import { waitForRestoredSockets } from './restore-settle.js';
-import { startingHandler, switchableHandler } from './starting-handler.js';
 import { buildStatus } from './status.js';
 import { berthVersion } from './version.js';
 

@@ -5,7 +5,7 @@ import {
   createVersionedHandler,
   type PluginHandler,
 } from '../handlers/index.js';
-import type { HandlerConfig } from './config.js';
+import type { HandlerConfig } from './config/config.js';
 
 /**
  * The handler for every plugin type the daemon accepts: the kubelet's three

@@ -3,7 +3,7 @@
  * registry, storage and the object manager together and serves the HTTP API.
  */
 
-export { type ApiApp, type ApiAppOptions, createApiApp } from './api-server.js';
+export { type ApiApp, type ApiAppOptions, createApiApp } from './api/api-server.js';
 export type {
   ApiBackend,
   MetricsSource,
@@ -13,7 +13,8 @@ export type {
   PodRegistry,
   PodSummary,
   SocketStatus,
-} from './api-types.js';
+} from './api/api-types.js';
+export { eventView, isoTime, type PluginView, pluginView, socketView } from './api/views.js';
 export {
   type ConfigFlags,
   type DaemonConfig,
@@ -25,14 +26,13 @@ export {
   parseConfigDocument,
   type ResolveConfigOptions,
   resolveDaemonConfig,
-} from './config.js';
+} from './config/config.js';
 export {
   type ConfigFile,
   type LogLevel,
   OBJECT_STRATEGIES,
   type ObjectStrategy,
-} from './config-schema.js';
-export { type ApiAddress, createDaemon, Daemon, type DaemonDeps, type DaemonState } from './daemon.js';
+} from './config/config-schema.js';
 export {
   BUILTIN_HANDLER_TYPES,
   DEFAULTS,
@@ -41,11 +41,11 @@ export {
   EXAMPLE_PLUGIN_TYPE,
   EXAMPLE_PLUGIN_VERSIONS,
   LOG_LEVELS,
-} from './defaults.js';
-export { formatDuration, parseDuration } from './duration.js';
+} from './config/defaults.js';
+export { formatDuration, parseDuration } from './config/duration.js';
+export { formatHostPort, parseHostPort, type TcpAddress } from './config/listen-address.js';
+export { type ApiAddress, createDaemon, Daemon, type DaemonDeps, type DaemonState } from './daemon.js';
 export { EventBus, type EventSubscription } from './event-bus.js';
-export { formatHostPort, parseHostPort, type TcpAddress } from './listen-address.js';
 export { createDaemonLogger, type DaemonLoggerOptions } from './logging.js';
 export { handleShutdownSignals, type ShutdownSignalsOptions } from './signals.js';
 export { berthVersion } from './version.js';
-export { eventView, isoTime, type PluginView, pluginView, socketView } from './views.js';

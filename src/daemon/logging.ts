@@ -1,6 +1,6 @@
 import { type DestinationStream, type Logger as PinoLogger, pino } from 'pino';
 import pretty from 'pino-pretty';
-import type { LogLevel } from './config-schema.js';
+import type { LogLevel } from './config/config-schema.js';
 
 export interface DaemonLoggerOptions {
   level: LogLevel;

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { KubeObject, ObjectResource, ObjectSource } from '../objects/index.js';
-import type { ObjectReader } from './api-types.js';
+import type { ObjectReader } from './api/api-types.js';
 import type { DaemonMetrics } from './metrics.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { Clock, Logger } from '../common/index.js';
 import type { ObjectSource } from '../objects/index.js';
-import type { ObjectSourceConfig } from './config.js';
+import type { ObjectSourceConfig } from './config/config.js';
 
 type DirectorySourceFactory = typeof import('../objects/index.js')['createDirectorySource'];
 

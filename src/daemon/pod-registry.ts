@@ -1,4 +1,4 @@
-import type { Pod, PodRegistry, PodSummary } from './api-types.js';
+import type { Pod, PodRegistry, PodSummary } from './api/api-types.js';
 
 /** The object manager's pod side: registering a pod registers it with the secret and configmap managers. */
 export interface PodReferenceManager {

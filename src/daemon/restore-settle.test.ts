@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FakeClock, settle } from '../testing/fake-clock.js';
-import type { SocketStatus } from './api-types.js';
+import type { SocketStatus } from './api/api-types.js';
 import { waitForRestoredSockets } from './restore-settle.js';
 
 function harness(initial: SocketStatus[]) {

@@ -1,5 +1,5 @@
 import type { Clock } from '../common/index.js';
-import type { SocketStatus } from './api-types.js';
+import type { SocketStatus } from './api/api-types.js';
 
 export interface RestoreSettleOptions {
   /** The plugin manager's socket states. */

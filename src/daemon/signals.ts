@@ -1,5 +1,5 @@
 import { type Clock, errorMessage, type Logger } from '../common/index.js';
-import { formatDuration } from './duration.js';
+import { formatDuration } from './config/duration.js';
 
 export interface ShutdownSignalsOptions {
   /** The graceful stop. */

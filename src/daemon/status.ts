@@ -1,8 +1,8 @@
 import type { ObjectManagersStats } from '../objects/index.js';
 import type { StorageCorruptionReport } from '../storage/index.js';
-import type { PluginCatalog, SocketStatus } from './api-types.js';
-import type { DaemonConfig } from './config.js';
-import { isoTime } from './views.js';
+import type { PluginCatalog, SocketStatus } from './api/api-types.js';
+import { isoTime } from './api/views.js';
+import type { DaemonConfig } from './config/config.js';
 
 export interface StatusInput {
   version: string;

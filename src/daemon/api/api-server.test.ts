@@ -2,16 +2,16 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { Registry } from 'prom-client';
-import { BerthError, type PluginInstanceInfo, systemClock } from '../common/index.js';
-import { silentLogger } from '../common/logger.js';
-import type { KubeObject } from '../objects/source.js';
-import { createTempDir } from '../testing/temp-dir.js';
-import { waitFor } from '../testing/wait-for.js';
+import { BerthError, type PluginInstanceInfo, systemClock } from '../../common/index.js';
+import { silentLogger } from '../../common/logger.js';
+import type { KubeObject } from '../../objects/source.js';
+import { createTempDir } from '../../testing/temp-dir.js';
+import { waitFor } from '../../testing/wait-for.js';
+import { EventBus } from '../event-bus.js';
+import { createPodRegistry } from '../pod-registry.js';
 import { closeServer, listenUnix } from './api-listener.js';
 import { type ApiApp, createApiApp } from './api-server.js';
 import type { ApiBackend, Pod, SocketStatus } from './api-types.js';
-import { EventBus } from './event-bus.js';
-import { createPodRegistry } from './pod-registry.js';
 
 const EXAMPLE = 'example.com/berth-example';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isBerthError } from '../common/index.js';
+import { isBerthError } from '../../common/index.js';
 import { validatePod } from './pod-validation.js';
 
 function rejection(body: unknown): string {

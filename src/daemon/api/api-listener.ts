@@ -1,9 +1,9 @@
 import { chmodSync, lstatSync, unlinkSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { connect } from 'node:net';
-import { BerthError, type Clock, errorMessage } from '../common/index.js';
+import { BerthError, type Clock, errorMessage } from '../../common/index.js';
+import { formatHostPort, type TcpAddress } from '../config/listen-address.js';
 import type { RequestHandler } from './api-server.js';
-import { formatHostPort, type TcpAddress } from './listen-address.js';
 
 /** Resolves true when something accepts connections on the unix socket. */
 function answers(socketPath: string): Promise<boolean> {

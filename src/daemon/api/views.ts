@@ -1,4 +1,4 @@
-import type { PluginEvent, PluginInstanceInfo } from '../common/index.js';
+import type { PluginEvent, PluginInstanceInfo } from '../../common/index.js';
 import type { SocketStatus } from './api-types.js';
 
 /**

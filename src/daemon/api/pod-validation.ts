@@ -1,4 +1,4 @@
-import { BerthError } from '../common/index.js';
+import { BerthError } from '../../common/index.js';
 import type { Pod } from './api-types.js';
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -1,6 +1,6 @@
-import type { PluginInstanceInfo, PluginRef } from '../common/index.js';
-import type { KubeObject, ObjectResource } from '../objects/source.js';
-import type { EventBus } from './event-bus.js';
+import type { PluginInstanceInfo, PluginRef } from '../../common/index.js';
+import type { KubeObject, ObjectResource } from '../../objects/source.js';
+import type { EventBus } from '../event-bus.js';
 
 /**
  * The narrow views of the daemon's components that the HTTP API reads. The

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BerthError } from '../common/index.js';
+import { BerthError } from '../../common/index.js';
 import { httpStatusFor, toApiError } from './http-errors.js';
 
 describe('API error mapping', () => {

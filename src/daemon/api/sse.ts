@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import type { Clock, ClockTimer, PluginEvent } from '../common/index.js';
-import type { EventSubscription } from './event-bus.js';
+import type { Clock, ClockTimer, PluginEvent } from '../../common/index.js';
+import type { EventSubscription } from '../event-bus.js';
 import { eventView } from './views.js';
 
 export interface SseOptions {

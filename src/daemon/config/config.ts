@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
-import { BerthError, errorMessage } from '../common/index.js';
+import { BerthError, errorMessage } from '../../common/index.js';
 import { type ConfigFile, configFileSchema, type LogLevel, type ObjectStrategy } from './config-schema.js';
 import {
   DEFAULTS,

@@ -1,4 +1,4 @@
-import { BerthError, type BerthErrorCode, errorMessage, isBerthError } from '../common/index.js';
+import { BerthError, type BerthErrorCode, errorMessage, isBerthError } from '../../common/index.js';
 
 /** The HTTP status for each error code the API can return; anything else is a 500. */
 const STATUS_BY_CODE: Partial<Record<BerthErrorCode, number>> = {

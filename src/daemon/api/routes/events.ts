@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import type { Clock, Logger } from '../../common/index.js';
-import type { EventBus } from '../event-bus.js';
+import type { Clock, Logger } from '../../../common/index.js';
+import type { EventBus } from '../../event-bus.js';
 import { streamSse } from '../sse.js';
 import { queryString } from './plugins.js';
 

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { Clock, Logger } from '../common/index.js';
+import type { Clock, Logger } from '../../common/index.js';
 import type { ApiBackend } from './api-types.js';
 import { errorBody, httpStatusFor, toApiError } from './http-errors.js';
 import { eventRoutes } from './routes/events.js';

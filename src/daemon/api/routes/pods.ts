@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { BerthError } from '../../common/index.js';
+import { BerthError } from '../../../common/index.js';
 import type { PodRegistry } from '../api-types.js';
 import { validatePod } from '../pod-validation.js';
 
