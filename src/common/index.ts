@@ -1,4 +1,11 @@
 export { AsyncQueue, type AsyncQueueOptions } from './async-queue.js';
+export {
+  type BackoffPolicy,
+  type BackoffSetting,
+  backoffDelayMs,
+  backoffProblem,
+  nextBackoffMs,
+} from './backoff.js';
 export { type Clock, type ClockTimer, sleep, systemClock } from './clock.js';
 export {
   abortedError,
@@ -18,4 +25,10 @@ export type {
   PluginRef,
   RegistryEvent,
 } from './events.js';
+export {
+  type Lifecycle,
+  LifecycleController,
+  type LifecycleHooks,
+  type LifecycleState,
+} from './lifecycle.js';
 export { type LogFn, type Logger, silentLogger } from './logger.js';

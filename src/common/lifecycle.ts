@@ -1,0 +1,94 @@
+/**
+ * The one lifecycle contract of every long-lived berth component (the
+ * registry, storage, the watch store, the executor, the reconciler, liveness,
+ * the dispenser, the event bus, sources, the cluster writer and reader):
+ *
+ * - `start(signal?)` brings it up; aborting `signal` stops it.
+ * - `stop()` is idempotent and memoised: every call returns the same promise.
+ *   Stop before start is allowed and ends in `stopped`.
+ * - `[Symbol.asyncDispose]` is `stop()`, for `await using`.
+ * - `state` is readable at any time.
+ */
+export type LifecycleState = 'new' | 'starting' | 'running' | 'stopping' | 'stopped';
+
+export interface Lifecycle extends AsyncDisposable {
+  readonly state: LifecycleState;
+  start(signal?: AbortSignal): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface LifecycleHooks {
+  /** Brings the component up; called at most once. */
+  onStart?: (signal: AbortSignal) => Promise<void> | void;
+  /** Releases everything; called at most once, also after a failed or never-run start. */
+  onStop?: () => Promise<void> | void;
+}
+
+/**
+ * A reusable implementation of the contract, for composition: a component
+ * holds one and forwards `state`, `start`, `stop` and `[Symbol.asyncDispose]`.
+ * A start that throws stops the component (releasing what it had opened) and
+ * rethrows. The signal passed to `onStart` aborts when stop begins.
+ */
+export class LifecycleController implements Lifecycle {
+  #state: LifecycleState = 'new';
+  #starting: Promise<void> | undefined;
+  #stopping: Promise<void> | undefined;
+  readonly #abort = new AbortController();
+  readonly #hooks: LifecycleHooks;
+
+  constructor(hooks: LifecycleHooks = {}) {
+    this.#hooks = hooks;
+  }
+
+  get state(): LifecycleState {
+    return this.#state;
+  }
+
+  /** Aborted once stop begins; components hand it to their timers and loops. */
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  start(signal?: AbortSignal): Promise<void> {
+    if (this.#starting) return this.#starting;
+    if (this.#stopping) {
+      this.#starting = Promise.reject(new Error('cannot start a component that was stopped'));
+      return this.#starting;
+    }
+    this.#state = 'starting';
+    if (signal?.aborted) {
+      this.#starting = this.stop();
+      return this.#starting;
+    }
+    signal?.addEventListener('abort', () => void this.stop(), { once: true });
+    this.#starting = (async () => {
+      try {
+        await this.#hooks.onStart?.(this.#abort.signal);
+      } catch (error) {
+        await this.stop();
+        throw error;
+      }
+      if (this.#state === 'starting') this.#state = 'running';
+    })();
+    return this.#starting;
+  }
+
+  stop(): Promise<void> {
+    if (this.#stopping) return this.#stopping;
+    this.#state = 'stopping';
+    this.#abort.abort();
+    this.#stopping = (async () => {
+      try {
+        await this.#hooks.onStop?.();
+      } finally {
+        this.#state = 'stopped';
+      }
+    })();
+    return this.#stopping;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
+  }
+}
