@@ -11,8 +11,6 @@ import { mkdir } from 'node:fs/promises';
 import { systemClock } from '../src/common/index.js';
 import {
   type ChangeDetectionStrategy,
-  type CountingSource,
-  countingSource,
   createDirectorySource,
   createMemorySource,
   createObjectManagers,
@@ -24,6 +22,7 @@ import {
   type Pod,
   type WatchStore,
 } from '../src/objects/index.js';
+import { type CountingSource, countingSource } from '../src/testing/index.js';
 import { type BenchSection, type BenchTable, LATENCY_COLUMNS, latencyRow } from './lib/report.js';
 import { summarize } from './lib/stats.js';
 import { interleave, makeTempDir, nowMs } from './lib/timing.js';

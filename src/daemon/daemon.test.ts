@@ -5,9 +5,7 @@ import { createServer as createNetServer, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import { isBerthError, silentLogger } from '../common/index.js';
 import { createExamplePlugin } from '../registration/index.js';
-import { createStaleSocket } from '../testing/stale-socket.js';
-import { createTempDir } from '../testing/temp-dir.js';
-import { waitFor } from '../testing/wait-for.js';
+import { createStaleSocket, createTempDir, waitFor } from '../testing/index.js';
 import { resolveDaemonConfig } from './config/config.js';
 import { createDaemon } from './daemon.js';
 

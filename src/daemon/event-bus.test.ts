@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PluginEvent, PluginInstanceInfo } from '../common/index.js';
-import { FakeClock } from '../testing/fake-clock.js';
+import { FakeClock } from '../testing/index.js';
 import { EventBus } from './event-bus.js';
 
 const plugin = (type: string, name: string): PluginInstanceInfo => ({

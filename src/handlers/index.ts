@@ -1,4 +1,3 @@
-export { createExampleHandler, ExampleHandler, type ExampleHandlerOptions } from './example-handler.js';
 export { createHandlerTable, type HandlerTable, type HandlerTableOptions } from './handler-table.js';
 export type { PluginCallContext, PluginHandler, RegisterContext } from './types.js';
 export {

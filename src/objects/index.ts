@@ -73,12 +73,6 @@ export type {
   WatchOptions,
 } from './source.js';
 export {
-  type CountingSource,
-  countingSource,
-  type GatedSource,
-  gatedSource,
-} from './sources/counting-source.js';
-export {
   createDirectorySource,
   type DirectorySource,
   type DirectorySourceOptions,

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { isBerthError } from '../common/index.js';
-import { FakeClock } from '../testing/fake-clock.js';
-import { waitFor } from '../testing/wait-for.js';
+import { configMap, countingSource, FakeClock, secret, waitFor } from '../testing/index.js';
 import {
   createConfigMapManager,
   createObjectManagers,
@@ -14,9 +13,7 @@ import { createCacheBasedManager } from './manager.js';
 import type { Pod } from './pod.js';
 import { getConfigMapNames } from './references.js';
 import type { KubeObject } from './source.js';
-import { countingSource } from './sources/counting-source.js';
 import { createMemorySource } from './sources/memory-source.js';
-import { configMap, secret } from './test-fixtures.js';
 import { createTtlStore } from './ttl-store.js';
 
 /** A pod with configmaps as env (configMapKeyRef), envFrom and a volume. */

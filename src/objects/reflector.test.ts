@@ -1,13 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { BerthError, silentLogger } from '../common/index.js';
-import { FakeClock } from '../testing/fake-clock.js';
-import { waitFor } from '../testing/wait-for.js';
+import { countingSource, FakeClock, secret, waitFor } from '../testing/index.js';
 import { REFLECTOR_MAX_BACKOFF_MS, runReflector } from './reflector.js';
 import type { KubeObject, ObjectSource, WatchEvent } from './source.js';
-import { countingSource } from './sources/counting-source.js';
 import { createMemorySource } from './sources/memory-source.js';
-import { secret } from './test-fixtures.js';
 
 function recordingSink() {
   const state: { object: KubeObject | undefined; replaced: number; updates: number } = {

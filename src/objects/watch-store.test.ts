@@ -1,12 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { isBerthError } from '../common/index.js';
-import { FakeClock } from '../testing/fake-clock.js';
-import { waitFor } from '../testing/wait-for.js';
+import { countingSource, FakeClock, gatedSource, secret, waitFor } from '../testing/index.js';
 import type { KubeObject } from './source.js';
-import { countingSource, gatedSource } from './sources/counting-source.js';
 import { createMemorySource } from './sources/memory-source.js';
-import { secret } from './test-fixtures.js';
 import { createWatchStore, type WatchStore, type WatchStoreOptions } from './watch-store.js';
 
 const SYNC_TIMEOUT = 'failed to sync secret cache: timed out waiting for the condition';

@@ -10,7 +10,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { createTempDir } from '../testing/temp-dir.js';
+import { createTempDir } from '../testing/index.js';
 
 const repoRoot = fileURLToPath(
   new URL(import.meta.url.includes('/dist/') ? '../../../' : '../../', import.meta.url),

@@ -1,11 +1,6 @@
 export { dialRegistration } from './dial.js';
 export { callExampleInfo } from './example-client.js';
-export {
-  createExamplePlugin,
-  ExamplePlugin,
-  type ExamplePluginOptions,
-  newTestExamplePlugin,
-} from './example-plugin.js';
+export { createExamplePlugin, ExamplePlugin, type ExamplePluginOptions } from './example-plugin.js';
 export {
   createRegistrationServer,
   RegistrationServer,

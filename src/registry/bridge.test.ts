@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PluginCallContext } from '../handlers/types.js';
 import { openSqliteStorage } from '../storage/index.js';
-import { createTempDir } from '../testing/temp-dir.js';
+import { createTempDir } from '../testing/index.js';
 import { createRegistry, createRegistryBridge } from './index.js';
 
 function context(socketPath: string, type = 'csi'): PluginCallContext {

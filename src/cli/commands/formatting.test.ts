@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { isBerthError } from '../../common/index.js';
-import { createTempDir } from '../../testing/temp-dir.js';
+import { createTempDir } from '../../testing/index.js';
 import { formatEventLine } from './events.js';
 import { exampleSocketPath, exampleVersions } from './example-plugin.js';
 import { formatPlugins, type PluginRow } from './plugins.js';

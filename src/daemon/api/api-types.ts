@@ -1,5 +1,5 @@
 import type { PluginInstanceInfo, PluginRef } from '../../common/index.js';
-import type { KubeObject, ObjectResource } from '../../objects/source.js';
+import type { KubeObject, ObjectResource } from '../../objects/index.js';
 import type { EventBus } from '../event-bus.js';
 
 /**

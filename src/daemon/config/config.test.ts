@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isBerthError } from '../../common/index.js';
-import { createTempDir } from '../../testing/temp-dir.js';
+import { createTempDir } from '../../testing/index.js';
 import { loadConfigFile, loadDaemonConfig, parseConfigDocument, resolveDaemonConfig } from './config.js';
 import { EXAMPLE_PLUGIN_TYPE } from './defaults.js';
 

@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { FakeClock } from '../../testing/fake-clock.js';
-import { createRecordingLogger } from '../../testing/recording-logger.js';
-import { createTempDir, type TempDir } from '../../testing/temp-dir.js';
-import { nextWithin, waitFor } from '../../testing/wait-for.js';
+import {
+  createRecordingLogger,
+  createTempDir,
+  FakeClock,
+  nextWithin,
+  type TempDir,
+  waitFor,
+} from '../../testing/index.js';
 import type { KubeObject, ObjectResource } from '../source.js';
 import { createDirectorySource, type DirectorySourceOptions } from './directory-source.js';
 

@@ -3,9 +3,14 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Etcd3 } from 'etcd3';
 import { isBerthError, type Logger } from '../../common/index.js';
-import { type EtcdServer, startEtcdServer } from '../../testing/etcd-server.js';
-import { createRecordingLogger, type LogRecord } from '../../testing/recording-logger.js';
-import { nextWithin, waitFor } from '../../testing/wait-for.js';
+import {
+  createRecordingLogger,
+  type EtcdServer,
+  type LogRecord,
+  nextWithin,
+  startEtcdServer,
+  waitFor,
+} from '../../testing/index.js';
 import type { KubeObject, WatchEvent } from '../source.js';
 import { createEtcdSource, type EtcdSource } from './etcd-source.js';
 

@@ -13,8 +13,7 @@ import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
 import { isBerthError } from '../../common/index.js';
-import { createTempDir } from '../../testing/temp-dir.js';
-import { nextWithin, waitFor } from '../../testing/wait-for.js';
+import { createTempDir, nextWithin, waitFor } from '../../testing/index.js';
 import type { ObjectSource, WatchEvent } from '../source.js';
 import { createKubernetesSource } from './kubernetes-source.js';
 

@@ -5,8 +5,8 @@
  * many requests a store made; `gatedSource` holds every list until the gate
  * opens (the "slow initial LIST" scenario).
  */
-import { abortedError } from '../../common/index.js';
-import type { ObjectResource, ObjectSource } from '../source.js';
+import { abortedError } from '../common/index.js';
+import type { ObjectResource, ObjectSource } from '../objects/index.js';
 
 export interface CountingSource extends ObjectSource {
   /** Actions recorded since the last reset, in call order, e.g. ["list secrets", "watch secrets"]. */
