@@ -11,6 +11,7 @@ export {
   abortedError,
   BerthError,
   type BerthErrorCode,
+  type BerthErrorContext,
   type BerthErrorOptions,
   ERROR_CODES,
   errorCode,

@@ -72,5 +72,5 @@ export function toApiError(err: unknown, limitBytes: number): BerthError {
   if (status >= 400 && status < 500) {
     return new BerthError('BERTH_BAD_REQUEST', errorMessage(err), { cause: err });
   }
-  return new BerthError('BERTH_INTERNAL', errorMessage(err), { cause: err });
+  return BerthError.from(err, 'BERTH_INTERNAL');
 }

@@ -435,10 +435,7 @@ class EtcdObjectSource implements EtcdSource {
     try {
       return await Promise.race([call(), aborted]);
     } catch (err) {
-      if (err instanceof BerthError) throw err;
-      throw new BerthError('BERTH_SOURCE_FAILED', `etcd ${what} failed: ${errorMessage(err)}`, {
-        cause: err,
-      });
+      throw BerthError.from(err, 'BERTH_SOURCE_FAILED', `etcd ${what} failed`);
     } finally {
       if (onAbort) signal?.removeEventListener('abort', onAbort);
     }

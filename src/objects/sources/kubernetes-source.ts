@@ -1,5 +1,12 @@
 import { ApiException, CoreV1Api, KubeConfig, Watch } from '@kubernetes/client-node';
-import { AsyncQueue, BerthError, errorMessage, type Logger, silentLogger } from '../../common/index.js';
+import {
+  AsyncQueue,
+  BerthError,
+  errorMessage,
+  isBerthError,
+  type Logger,
+  silentLogger,
+} from '../../common/index.js';
 import type {
   GetOptions,
   KubeObject,
@@ -197,7 +204,7 @@ class KubernetesObjectSource implements ObjectSource {
     try {
       return await Promise.race([call(), aborted]);
     } catch (err) {
-      if (err instanceof BerthError) throw err;
+      if (isBerthError(err)) throw err;
       if (err instanceof ApiException && err.code === 404 && name !== undefined) {
         throw new BerthError('BERTH_OBJECT_NOT_FOUND', `${singular(resource)} "${name}" not found`, {
           cause: err,
