@@ -26,6 +26,8 @@ export type {
   PluginRef,
   RegistryEvent,
 } from './events.js';
+/** @internal Go's %q quoting, shared by the object managers' and handlers' upstream-exact error texts. */
+export { goQuote } from './go-format.js';
 export {
   type Lifecycle,
   LifecycleController,

@@ -9,10 +9,9 @@ export type {
   MetricsSource,
   ObjectReader,
   PluginCatalog,
-  Pod,
+  PodDocument,
   PodRegistry,
   PodSummary,
-  SocketStatus,
 } from './api/api-types.js';
 export { eventView, isoTime, type PluginView, pluginView, socketView } from './api/views.js';
 export {
@@ -42,7 +41,7 @@ export {
   EXAMPLE_PLUGIN_VERSIONS,
   LOG_LEVELS,
 } from './config/defaults.js';
-export { formatDuration, parseDuration } from './config/duration.js';
+export { formatConfigDuration, parseDuration } from './config/duration.js';
 export { formatHostPort, parseHostPort, type TcpAddress } from './config/listen-address.js';
 export { type ApiAddress, createDaemon, Daemon, type DaemonDeps, type DaemonState } from './daemon.js';
 export { EventBus, type EventSubscription } from './event-bus.js';

@@ -50,7 +50,7 @@ export {
   OBJECT_TTL_ANNOTATION,
   type TtlAnswer,
 } from './node-ttl.js';
-export { goQuote, type ObjectKey, objectKeyString, type PodKey, podKeyString } from './object-key.js';
+export { type ObjectKey, objectKeyString, type PodKey, podKeyString } from './object-key.js';
 export type { Container, EnvFromSource, EnvVar, Pod, PodSpec, Volume, VolumeProjection } from './pod.js';
 export { validatePod } from './pod.js';
 export { getConfigMapNames, getSecretNames } from './references.js';

@@ -9,7 +9,7 @@ import { EventBus } from '../event-bus.js';
 import { createPodRegistry } from '../pod-registry.js';
 import { closeServer, listenUnix } from './api-listener.js';
 import { type ApiApp, createApiApp } from './api-server.js';
-import type { ApiBackend, Pod, SocketStatus } from './api-types.js';
+import type { ApiBackend, PodDocument, SocketStatus } from './api-types.js';
 
 const EXAMPLE = 'example.com/berth-example';
 
@@ -73,8 +73,8 @@ function standIns() {
     events: bus,
     pods: createPodRegistry({
       manager: {
-        registerPod: (pod: Pod) => calls.push(`register ${pod.metadata.uid}`),
-        unregisterPod: (pod: Pod) => calls.push(`unregister ${pod.metadata.uid}`),
+        registerPod: (pod: PodDocument) => calls.push(`register ${pod.metadata.uid}`),
+        unregisterPod: (pod: PodDocument) => calls.push(`unregister ${pod.metadata.uid}`),
       },
       secretNames: () => ['s1'],
       configMapNames: () => [],

@@ -1,5 +1,6 @@
-import type { PluginInstanceInfo, PluginRef } from '../../common/index.js';
+import type { PluginInstanceInfo } from '../../common/index.js';
 import type { KubeObject, ObjectResource } from '../../objects/index.js';
+import type { SocketStatus } from '../../plugin-manager/index.js';
 import type { EventBus } from '../event-bus.js';
 
 /**
@@ -8,18 +9,8 @@ import type { EventBus } from '../event-bus.js';
  * tested with small stand-ins.
  */
 
-/** One socket as the plugin manager sees it (plugin-manager `SocketStatus`). */
-export interface SocketStatus {
-  socketPath: string;
-  state: 'pending' | 'registered' | 'failed' | 'backoff';
-  plugin?: PluginRef;
-  endpoint?: string;
-  versions?: string[];
-  lastError?: { code: string; message: string };
-  retryAt?: number;
-  attempts: number;
-  registeredAt?: number;
-}
+/** One socket as the plugin manager sees it. */
+export type { SocketStatus };
 
 /** The registry's read side. */
 export interface PluginCatalog {
@@ -30,8 +21,8 @@ export interface PluginCatalog {
   listInstances(type: string, name: string): PluginInstanceInfo[];
 }
 
-/** A workload that references secrets and configmaps (a Kubernetes Pod, as JSON). */
-export interface Pod {
+/** A workload that references secrets and configmaps (a Kubernetes Pod, as JSON; the object manager's typed view is objects' `Pod`). */
+export interface PodDocument {
   apiVersion?: string;
   kind?: string;
   metadata: { name: string; namespace: string; uid: string; [key: string]: unknown };
@@ -49,7 +40,7 @@ export interface PodSummary {
 
 export interface PodRegistry {
   /** Registers (or updates) the pod with both object managers. */
-  apply(pod: Pod): PodSummary;
+  apply(pod: PodDocument): PodSummary;
   /** Unregisters the stored pod; undefined when no pod has that namespace and name. */
   delete(namespace: string, name: string): PodSummary | undefined;
   list(): PodSummary[];

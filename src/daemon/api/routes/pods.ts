@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { BerthError } from '../../../common/index.js';
 import type { PodRegistry } from '../api-types.js';
-import { validatePod } from '../pod-validation.js';
+import { validatePodDocument } from '../pod-validation.js';
 
 type PodParams = { namespace: string; name: string };
 
@@ -11,7 +11,7 @@ export function podRoutes(app: FastifyInstance, pods: PodRegistry): void {
 
   app.put('/v1/pods/:namespace/:name', async (request) => {
     const { namespace, name } = request.params as PodParams;
-    return { pod: pods.apply(validatePod(request.body, namespace, name)) };
+    return { pod: pods.apply(validatePodDocument(request.body, namespace, name)) };
   });
 
   app.delete('/v1/pods/:namespace/:name', async (request) => {
