@@ -20,22 +20,6 @@ export {
   unknownStrategyError,
 } from './errors.js';
 export {
-  CHANGE_DETECTION_STRATEGIES,
-  type ChangeDetectionStrategy,
-  type ConfigMapManager,
-  createConfigMapManager,
-  createObjectManagers,
-  createSecretManager,
-  createSimpleManager,
-  DEFAULT_CHANGE_DETECTION_STRATEGY,
-  type ObjectKindStats,
-  type ObjectManagers,
-  type ObjectManagersOptions,
-  type ObjectManagersStats,
-  type RegisteredPodRefs,
-  type SecretManager,
-} from './kinds.js';
-export {
   type CacheBasedManager,
   type CacheBasedManagerOptions,
   createCacheBasedManager,
@@ -51,6 +35,22 @@ export {
   type TtlAnswer,
 } from './node-ttl.js';
 export { type ObjectKey, objectKeyString, type PodKey, podKeyString } from './object-key.js';
+export {
+  CHANGE_DETECTION_STRATEGIES,
+  type ChangeDetectionStrategy,
+  type ConfigMapManager,
+  createConfigMapManager,
+  createObjectManagers,
+  createSecretManager,
+  createSimpleManager,
+  DEFAULT_CHANGE_DETECTION_STRATEGY,
+  type ObjectKindStats,
+  type ObjectManagers,
+  type ObjectManagersOptions,
+  type ObjectManagersStats,
+  type RegisteredPodRefs,
+  type SecretManager,
+} from './object-managers.js';
 export type { Container, EnvFromSource, EnvVar, Pod, PodSpec, Volume, VolumeProjection } from './pod.js';
 export { validatePod } from './pod.js';
 export { getConfigMapNames, getSecretNames } from './references.js';

@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { isBerthError } from '../common/index.js';
 import { configMap, countingSource, FakeClock, secret, waitFor } from '../testing/index.js';
+import { createCacheBasedManager } from './manager.js';
 import {
   createConfigMapManager,
   createObjectManagers,
   createSecretManager,
   createSimpleManager,
   DEFAULT_CHANGE_DETECTION_STRATEGY,
-} from './kinds.js';
-import { createCacheBasedManager } from './manager.js';
+} from './object-managers.js';
 import type { Pod } from './pod.js';
 import { getConfigMapNames } from './references.js';
 import type { KubeObject } from './source.js';

@@ -1,6 +1,7 @@
 /**
- * Secret and ConfigMap managers (kubelet pkg/kubelet/secret and configmap) and
- * the factory that picks a change-detection strategy
+ * The object manager's composition root: builds the Secret and ConfigMap
+ * managers (kubelet pkg/kubelet/secret and configmap) over one source, with
+ * the change-detection strategy
  * (configMapAndSecretChangeDetectionStrategy):
  * - 'Get': every read goes to the source; register/unregister do nothing.
  * - 'Cache': TTL store (default TTL 1 min, or getTtl, e.g. the Node annotation).
