@@ -2,6 +2,7 @@ import type { PluginInstanceInfo } from '../../common/index.js';
 import type { KubeObject, ObjectResource } from '../../objects/index.js';
 import type { SocketStatus } from '../../plugin-manager/index.js';
 import type { EventBus } from '../event-bus.js';
+import type { PodSummary, StatusView } from './wire-types.js';
 
 /**
  * The narrow views of the daemon's components that the HTTP API reads. The
@@ -30,13 +31,7 @@ export interface PodDocument {
   [key: string]: unknown;
 }
 
-export interface PodSummary {
-  namespace: string;
-  name: string;
-  uid: string;
-  secrets: string[];
-  configMaps: string[];
-}
+export type { PodSummary };
 
 export interface PodRegistry {
   /** Registers (or updates) the pod with both object managers. */
@@ -63,7 +58,7 @@ export interface ApiBackend {
   objects: ObjectReader;
   metrics: MetricsSource;
   /** The /v1/status document. */
-  status(): Record<string, unknown>;
+  status(): StatusView;
   /** True once state is restored and the first scan is done, until shutdown begins. */
   isReady(): boolean;
 }

@@ -1,4 +1,5 @@
 import { BerthError, type BerthErrorCode, errorMessage, isBerthError } from '../../common/index.js';
+import type { ErrorBody } from './wire-types.js';
 
 /** The HTTP status for each error code the API can return; anything else is a 500. */
 const STATUS_BY_CODE: Partial<Record<BerthErrorCode, number>> = {
@@ -21,9 +22,7 @@ export function httpStatusFor(code: BerthErrorCode): number {
   return STATUS_BY_CODE[code] ?? 500;
 }
 
-export interface ErrorBody {
-  error: { code: BerthErrorCode; message: string };
-}
+export type { ErrorBody };
 
 export function errorBody(code: BerthErrorCode, message: string): ErrorBody {
   return { error: { code, message } };
