@@ -4,8 +4,8 @@ import { isBerthError } from '../common/index.js';
 import type { PluginCallContext } from '../handlers/index.js';
 import { createExamplePlugin } from '../registration/index.js';
 import { createExampleHandler } from './example-handler.js';
-import { newTestExamplePlugin } from './example-plugin.js';
 import { createTempDir } from './temp-dir.js';
+import { newTestExamplePlugin } from './test-example-plugin.js';
 
 const versions = ['v1beta1', 'v1beta2'];
 const context: PluginCallContext = { type: 'T', socketPath: '/tmp/p.sock', foundInDeprecatedDir: false };

@@ -9,7 +9,6 @@ export { connectedServer } from './connected-server.js';
 export { type CountingSource, countingSource, type GatedSource, gatedSource } from './counting-source.js';
 export { type EtcdServer, type EtcdServerOptions, startEtcdServer } from './etcd-server.js';
 export { createExampleHandler, ExampleHandler, type ExampleHandlerOptions } from './example-handler.js';
-export { newTestExamplePlugin } from './example-plugin.js';
 export { FakeClock, settle } from './fake-clock.js';
 export {
   configMap,
@@ -27,4 +26,5 @@ export { siblingModule, spawnModule, stopChild } from './spawn-module.js';
 export { createStaleSocket } from './stale-socket.js';
 export { type StorageFixture, type StorageKind, storageKinds } from './storage-kinds.js';
 export { createTempDir, type TempDir } from './temp-dir.js';
+export { newTestExamplePlugin } from './test-example-plugin.js';
 export { nextWithin, type WaitForOptions, waitFor } from './wait-for.js';
