@@ -141,7 +141,7 @@ async function buildCases(label: string, inner: ObjectSource): Promise<Built> {
   return {
     cases,
     close: async () => {
-      for (const store of stores) await store.close();
+      for (const store of stores) await store.stop();
       for (const m of managers) await m.stop();
     },
   };
@@ -179,7 +179,7 @@ export async function objectsBenchmark(): Promise<BenchSection> {
   const closers: Array<() => Promise<void>> = [];
   try {
     const memory = createMemorySource();
-    closers.push(() => memory.close());
+    closers.push(() => memory.stop());
     for (const name of names) memory.put('secrets', secretObject(name));
 
     await mkdir(`${dir.path}/secrets/${NAMESPACE}`, { recursive: true });
@@ -187,7 +187,7 @@ export async function objectsBenchmark(): Promise<BenchSection> {
       writeFileSync(`${dir.path}/secrets/${NAMESPACE}/${name}.json`, JSON.stringify(secretObject(name)));
     }
     const directory = createDirectorySource({ root: dir.path, rescanIntervalMs: 3_600_000 });
-    closers.push(() => directory.close());
+    closers.push(() => directory.stop());
     await directory.ready();
 
     const memoryCases = await buildCases('memory', memory);

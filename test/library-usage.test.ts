@@ -83,7 +83,7 @@ test('README library example: object manager over the directory source', async (
   // --- end of README excerpt (it goes on: managers.stop(), then source.close()) ---
   t.after(async () => {
     await managers.stop();
-    await source.close(); // the caller owns the source
+    await source.stop(); // the caller owns the source
   });
 
   assert.deepEqual(secret.data, { password: 'aHVudGVyMg==' });

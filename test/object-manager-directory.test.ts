@@ -34,7 +34,7 @@ defineObjectManagerSuite('directory', async () => {
       await rm(pathFor(resource, namespace, name, '.yaml'), { force: true });
     },
     async cleanup() {
-      await source.close();
+      await source.stop();
       dir.remove();
     },
   };

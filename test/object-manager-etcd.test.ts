@@ -38,7 +38,7 @@ defineObjectManagerSuite('etcd', async () => {
       await source.deleteObject(resource, namespace, name);
     },
     cleanup: async () => {
-      await source.close();
+      await source.stop();
       await client.delete().prefix(prefix);
     },
   };

@@ -376,7 +376,7 @@ export class Daemon implements AsyncDisposable {
     await step('the API', () => this.#closeApi());
     await step('the plugin manager', () => this.#pluginManager?.stop());
     await step('the object manager', () => this.#objects?.stop());
-    await step('the object source', () => this.#source?.close());
+    await step('the object source', () => this.#source?.stop());
     await step('the plugin dispenser', () => this.#grpc?.close());
     await step('the registry', () => this.#registry?.shutdown());
     await step('the state database', () => this.#storage?.close());

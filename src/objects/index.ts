@@ -36,14 +36,11 @@ export {
 } from './node-ttl.js';
 export { type ObjectKey, objectKeyString, type PodKey, podKeyString } from './object-key.js';
 export {
-  CHANGE_DETECTION_STRATEGIES,
-  type ChangeDetectionStrategy,
   type ConfigMapManager,
   createConfigMapManager,
   createObjectManagers,
   createSecretManager,
   createSimpleManager,
-  DEFAULT_CHANGE_DETECTION_STRATEGY,
   type ObjectKindStats,
   type ObjectManagers,
   type ObjectManagersOptions,
@@ -51,12 +48,22 @@ export {
   type RegisteredPodRefs,
   type SecretManager,
 } from './object-managers.js';
+export {
+  CHANGE_DETECTION_STRATEGIES,
+  type ChangeDetectionStrategy,
+  DEFAULT_CHANGE_DETECTION_STRATEGY,
+  DEFAULT_IMMUTABLE_RECHECK_MS,
+  DEFAULT_OBJECT_TTL_MS,
+  DEFAULT_REFLECTOR_BACKOFF,
+  DEFAULT_RESYNC_INTERVAL_MS,
+  DEFAULT_SYNC_TIMEOUT_MS,
+  MIN_IDLE_TIME_MS,
+  OBJECT_DEFAULTS,
+} from './objects-options.js';
 export type { Container, EnvFromSource, EnvVar, Pod, PodSpec, Volume, VolumeProjection } from './pod.js';
 export { validatePod } from './pod.js';
 export { getConfigMapNames, getSecretNames } from './references.js';
 export {
-  REFLECTOR_INITIAL_BACKOFF_MS,
-  REFLECTOR_MAX_BACKOFF_MS,
   type ReflectorOptions,
   type ReflectorSink,
   runReflector,
@@ -81,22 +88,17 @@ export { createMemorySource, type MemorySource, type MemorySourceOptions } from 
 export type { Store } from './store.js';
 export {
   createTtlStore,
-  DEFAULT_OBJECT_TTL_MS,
   type GetObjectFn,
   type TtlStore,
   type TtlStoreOptions,
 } from './ttl-store.js';
 export {
   createWatchBasedManager,
-  DEFAULT_RESYNC_INTERVAL_MS,
   type WatchBasedManager,
   type WatchBasedManagerOptions,
 } from './watch-based-manager.js';
 export {
   createWatchStore,
-  DEFAULT_IMMUTABLE_RECHECK_MS,
-  DEFAULT_SYNC_TIMEOUT_MS,
-  MIN_IDLE_TIME_MS,
   type WatchItemState,
   WatchStore,
   type WatchStoreOptions,

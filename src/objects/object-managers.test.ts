@@ -8,8 +8,8 @@ import {
   createObjectManagers,
   createSecretManager,
   createSimpleManager,
-  DEFAULT_CHANGE_DETECTION_STRATEGY,
 } from './object-managers.js';
+import { DEFAULT_CHANGE_DETECTION_STRATEGY } from './objects-options.js';
 import type { Pod } from './pod.js';
 import { getConfigMapNames } from './references.js';
 import type { KubeObject } from './source.js';

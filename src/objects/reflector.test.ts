@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { BerthError, silentLogger } from '../common/index.js';
 import { countingSource, FakeClock, secret, waitFor } from '../testing/index.js';
-import { REFLECTOR_MAX_BACKOFF_MS, runReflector } from './reflector.js';
+import { DEFAULT_REFLECTOR_BACKOFF } from './objects-options.js';
+import { runReflector } from './reflector.js';
 import type { KubeObject, ObjectSource, WatchEvent } from './source.js';
 import { createMemorySource } from './sources/memory-source.js';
 
@@ -147,7 +148,7 @@ describe('reflector', () => {
       await clock.advance(1);
       await waitFor(`list ${i + 2}`, () => lists === i + 2);
     }
-    assert.equal(REFLECTOR_MAX_BACKOFF_MS, 30_000);
+    assert.deepEqual(DEFAULT_REFLECTOR_BACKOFF, { initialMs: 800, maxMs: 30_000, factor: 2 });
     controller.abort();
     await done;
   });

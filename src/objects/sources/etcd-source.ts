@@ -4,6 +4,7 @@ import {
   BerthError,
   type Clock,
   errorMessage,
+  type LifecycleState,
   type Logger,
   silentLogger,
   systemClock,
@@ -18,6 +19,7 @@ import type {
   WatchEvent,
   WatchOptions,
 } from '../source.js';
+import { sourceLifecycle } from './source-lifecycle.js';
 
 /**
  * An ObjectSource backed by etcd v3 (the `etcd3` client; tested against etcd 3.4).
@@ -101,11 +103,11 @@ class EtcdObjectSource implements EtcdSource {
   readonly #clock: Clock;
   readonly #client: Etcd3;
   readonly #ownsClient: boolean;
-  /** Aborted by close(): ends every open watch. */
+  /** Aborted by stop(): ends every open watch. */
   readonly #closing = new AbortController();
-  /** Stop functions of the open watches, so close() can end them even if nobody iterates. */
+  /** Stop functions of the open watches, so stop() can end them even if nobody iterates. */
   readonly #activeWatches = new Set<() => Promise<void>>();
-  #closed: Promise<void> | undefined;
+  readonly #lifecycle = sourceLifecycle({ release: () => this.#release() });
 
   constructor(options: ResolvedOptions) {
     this.prefix = options.prefix;
@@ -218,17 +220,28 @@ class EtcdObjectSource implements EtcdSource {
     return at;
   }
 
-  close(): Promise<void> {
-    this.#closed ??= (async () => {
-      this.#closing.abort(new BerthError('BERTH_SHUT_DOWN', 'etcd source closed'));
-      await Promise.allSettled([...this.#activeWatches].map((stop) => stop()));
-      if (this.#ownsClient) this.#client.close();
-    })();
-    return this.#closed;
+  get state(): LifecycleState {
+    return this.#lifecycle.state;
   }
 
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.close();
+  /** Resolves at once: the client connects on the first call. Aborting `signal` stops the source. */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#lifecycle.start(signal);
+  }
+
+  /** Ends every open watch and closes the client (when owned). Memoised. */
+  stop(): Promise<void> {
+    return this.#lifecycle.stop();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
+  }
+
+  async #release(): Promise<void> {
+    this.#closing.abort(new BerthError('BERTH_SHUT_DOWN', 'etcd source stopped'));
+    await Promise.allSettled([...this.#activeWatches].map((stop) => stop()));
+    if (this.#ownsClient) this.#client.close();
   }
 
   async *#watch(
@@ -442,7 +455,7 @@ class EtcdObjectSource implements EtcdSource {
   }
 
   #checkOpen(): void {
-    if (this.#closed !== undefined) throw new BerthError('BERTH_SHUT_DOWN', 'etcd source is closed');
+    if (this.#closing.signal.aborted) throw new BerthError('BERTH_SHUT_DOWN', 'etcd source is stopped');
   }
 }
 

@@ -4,6 +4,7 @@ import {
   BerthError,
   errorMessage,
   isBerthError,
+  type LifecycleState,
   type Logger,
   silentLogger,
 } from '../../common/index.js';
@@ -17,6 +18,7 @@ import type {
   WatchEvent,
   WatchOptions,
 } from '../source.js';
+import { sourceLifecycle } from './source-lifecycle.js';
 
 /**
  * An ObjectSource backed by a Kubernetes API server (`@kubernetes/client-node` 1.x), the way the
@@ -68,6 +70,12 @@ class KubernetesObjectSource implements ObjectSource {
   readonly #logger: Logger;
   readonly #closing = new AbortController();
   #closed = false;
+  readonly #lifecycle = sourceLifecycle({
+    release: () => {
+      this.#closed = true;
+      this.#closing.abort(new BerthError('BERTH_SHUT_DOWN', 'kubernetes source stopped'));
+    },
+  });
 
   constructor(kc: KubeConfig, logger: Logger) {
     this.#kc = kc;
@@ -127,10 +135,22 @@ class KubernetesObjectSource implements ObjectSource {
     return { [Symbol.asyncIterator]: () => this.#watch(resource, namespace, options) };
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#closing.abort(new BerthError('BERTH_SHUT_DOWN', 'kubernetes source closed'));
+  get state(): LifecycleState {
+    return this.#lifecycle.state;
+  }
+
+  /** Resolves at once: the client connects on the first call. Aborting `signal` stops the source. */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#lifecycle.start(signal);
+  }
+
+  /** Ends every open watch. Memoised. */
+  stop(): Promise<void> {
+    return this.#lifecycle.stop();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
   }
 
   async *#watch(

@@ -129,7 +129,7 @@ describe('memory source', () => {
       })
       [Symbol.asyncIterator]();
     const pending = it.next();
-    await source.close();
+    await source.stop();
     assert.deepEqual(await pending, { done: true, value: undefined });
     await assert.rejects(source.list('secrets', 'ns'), (err: unknown) =>
       isBerthError(err, 'BERTH_SHUT_DOWN'),
