@@ -289,7 +289,7 @@ export class Daemon implements AsyncDisposable {
 
   /** Ends event streams and closes the API servers and app; safe to call again. */
   async #closeApi(): Promise<void> {
-    this.#bus.close();
+    await this.#bus.stop();
     await Promise.all(this.#servers.map((server) => closeServer(server, 1000, this.#clock)));
     await this.#api?.app.close();
   }

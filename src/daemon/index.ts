@@ -44,7 +44,7 @@ export {
 export { formatConfigDuration, parseDuration } from './config/duration.js';
 export { formatHostPort, parseHostPort, type TcpAddress } from './config/listen-address.js';
 export { type ApiAddress, createDaemon, Daemon, type DaemonDeps, type DaemonState } from './daemon.js';
-export { EventBus, type EventSubscription } from './event-bus.js';
+export { EventBus, type EventBusOptions, type EventSubscribeOptions } from './event-bus.js';
 export { createDaemonLogger, type DaemonLoggerOptions } from './logging.js';
 export { handleShutdownSignals, type ShutdownSignalsOptions } from './signals.js';
 export { berthVersion } from './version.js';

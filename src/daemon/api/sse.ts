@@ -1,6 +1,5 @@
 import type { ServerResponse } from 'node:http';
 import type { Clock, ClockTimer, PluginEvent } from '../../common/index.js';
-import type { EventSubscription } from '../event-bus.js';
 import { eventView } from './views.js';
 
 export interface SseOptions {
@@ -31,12 +30,13 @@ function writable(res: ServerResponse): Promise<void> {
  * Streams a subscription to one HTTP client until either side ends it. The
  * subscription's own bounded queue absorbs a slow reader; this loop only waits
  * for the socket to drain, never the daemon. Ends the response when the
- * subscription ends (daemon shutdown) and closes the subscription when the
- * client disconnects.
+ * subscription ends (daemon shutdown) and aborts `clientGone` (which ends the
+ * subscription) when the client disconnects.
  */
 export async function streamSse(
   res: ServerResponse,
-  subscription: EventSubscription,
+  subscription: AsyncIterable<PluginEvent>,
+  clientGone: AbortController,
   options: SseOptions,
 ): Promise<void> {
   res.writeHead(200, {
@@ -57,7 +57,7 @@ export async function streamSse(
     timer = options.clock.setTimeout(beat, options.heartbeatMs);
   };
   timer = options.clock.setTimeout(beat, options.heartbeatMs);
-  const onClose = () => subscription.close();
+  const onClose = () => clientGone.abort();
   res.on('close', onClose);
 
   try {
@@ -68,7 +68,7 @@ export async function streamSse(
   } finally {
     if (timer) options.clock.clearTimeout(timer);
     res.off('close', onClose);
-    subscription.close();
+    clientGone.abort();
     if (!res.writableEnded) res.end();
   }
 }

@@ -15,15 +15,14 @@ export interface EventRouteOptions {
 export function eventRoutes(app: FastifyInstance, bus: EventBus, options: EventRouteOptions): void {
   app.get('/v1/events', (request, reply) => {
     const pluginType = queryString(request.query, 'type');
-    const subscription = bus.subscribe(
-      pluginType === undefined
-        ? { queueSize: options.queueSize }
-        : { queueSize: options.queueSize, pluginType },
-    );
+    // Aborted when the client goes away; the bus ends the stream itself when the daemon stops.
+    const clientGone = new AbortController();
+    const events = bus.subscribe(pluginType, { queueSize: options.queueSize, signal: clientGone.signal });
     // The stream outlives fastify's request/reply cycle: take the raw response over.
     reply.hijack();
-    void streamSse(reply.raw, subscription, { clock: options.clock, heartbeatMs: options.heartbeatMs }).catch(
-      (err: unknown) => options.logger.warn({ err }, 'event stream ended with an error'),
-    );
+    void streamSse(reply.raw, events, clientGone, {
+      clock: options.clock,
+      heartbeatMs: options.heartbeatMs,
+    }).catch((err: unknown) => options.logger.warn({ err }, 'event stream ended with an error'));
   });
 }
