@@ -35,6 +35,7 @@ import { createConfiguredSource } from './object-source.js';
 import { createPodRegistry } from './pod-registry.js';
 import { waitForRestoredSockets } from './restore-settle.js';
 import { buildStatus } from './status.js';
+import { type StoppableChild, stopInReverse } from './stop-in-reverse.js';
 import { berthVersion } from './version.js';
 
 export interface DaemonDeps {
@@ -363,23 +364,25 @@ export class Daemon implements AsyncDisposable {
     const wasReady = this.#state === 'ready';
     this.#state = 'stopping';
     this.#abort.abort(new BerthError('BERTH_SHUT_DOWN', 'the daemon is stopping'));
-    const step = async (what: string, run: () => unknown) => {
-      const began = this.#clock.now();
-      try {
-        await run();
-        this.#logger.debug({ ms: this.#clock.now() - began }, `stopped ${what}`);
-      } catch (err) {
-        this.#logger.warn({ err: errorMessage(err) }, `stopping ${what} failed`);
-      }
-    };
-    // Ending the event streams first lets the servers close without waiting on them.
-    await step('the API', () => this.#closeApi());
-    await step('the plugin manager', () => this.#pluginManager?.stop());
-    await step('the object manager', () => this.#objects?.stop());
-    await step('the object source', () => this.#source?.stop());
-    await step('the plugin dispenser', () => this.#grpc?.close());
-    await step('the registry', () => this.#registry?.shutdown());
-    await step('the state database', () => this.#storage?.close());
+    // The children in start order (the full API takes over last, so its streams end first);
+    // stopInReverse stops them newest first under the shutdown deadline.
+    const children: Array<StoppableChild | undefined> = [
+      this.#source && { name: 'the object source', stop: () => this.#source?.stop() },
+      this.#storage && { name: 'the state database', stop: () => this.#storage?.close() },
+      this.#grpc && { name: 'the plugin dispenser', stop: () => this.#grpc?.close() },
+      this.#registry && { name: 'the registry', stop: () => this.#registry?.shutdown() },
+      this.#pluginManager && { name: 'the plugin manager', stop: () => this.#pluginManager?.stop() },
+      this.#objects && { name: 'the object manager', stop: () => this.#objects?.stop() },
+      { name: 'the API', stop: () => this.#closeApi() },
+    ];
+    await stopInReverse(
+      children.filter((child) => child !== undefined),
+      {
+        clock: this.#clock,
+        logger: this.#logger,
+        deadline: this.#clock.now() + this.config.shutdownTimeoutMs,
+      },
+    );
     this.#state = 'stopped';
     // A failed start is reported by its caller; only a daemon that ran says it stopped.
     if (wasReady) this.#logger.info('berth stopped');
