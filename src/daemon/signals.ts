@@ -1,4 +1,4 @@
-import { type Clock, errorMessage, type Logger } from '../common/index.js';
+import type { Clock, Logger } from '../common/index.js';
 import { formatConfigDuration } from './config/duration.js';
 
 export interface ShutdownSignalsOptions {
@@ -47,7 +47,7 @@ export function handleShutdownSignals(options: ShutdownSignalsOptions): () => vo
       },
       (err: unknown) => {
         options.clock.clearTimeout(deadline);
-        options.logger.error({ err: errorMessage(err) }, 'stopping failed');
+        options.logger.error({ err }, 'stopping failed');
         options.exit(1);
       },
     );

@@ -153,7 +153,7 @@ class EtcdObjectSource implements EtcdSource {
       const parsed = this.#decode(resource, kv);
       if (parsed instanceof BerthError) {
         // One bad value must not hide every other object in the namespace: report it and go on.
-        this.#logger.warn({ key: kv.key.toString(), err: parsed.message }, 'skipping unreadable object');
+        this.#logger.warn({ key: kv.key.toString(), err: parsed }, 'skipping unreadable object');
         continue;
       }
       items.push(parsed);
@@ -281,7 +281,7 @@ class EtcdObjectSource implements EtcdSource {
     watcher.on('disconnected', (err: Error) => {
       // etcd3 reconnects on its own; make it resume right after what we delivered.
       watcher.request.start_revision = resume.toString();
-      this.#logger.warn({ watch: description, err: err.message }, 'etcd watch disconnected; reconnecting');
+      this.#logger.warn({ watch: description, err }, 'etcd watch disconnected; reconnecting');
     });
     watcher.on('error', (err: Error) => {
       ended = true;
@@ -333,7 +333,7 @@ class EtcdObjectSource implements EtcdSource {
       const object = this.#decode(resource, event.kv);
       if (object instanceof BerthError) {
         // A list skips such a value, so to a watcher the object is gone (as a re-list would show).
-        this.#logger.warn({ key, err: object.message }, 'unreadable object in watch; reporting it deleted');
+        this.#logger.warn({ key, err: object }, 'unreadable object in watch; reporting it deleted');
         events.push({ type: 'DELETED', object: this.#stub(resource, key, event.kv.mod_revision, undefined) });
         continue;
       }
@@ -386,7 +386,7 @@ class EtcdObjectSource implements EtcdSource {
         this.#logger.warn({ watch: description }, 'etcd did not confirm the watch cancellation in time');
       }
     } catch (err) {
-      this.#logger.warn({ watch: description, err: errorMessage(err) }, 'cancelling etcd watch failed');
+      this.#logger.warn({ watch: description, err }, 'cancelling etcd watch failed');
     } finally {
       if (timer !== undefined) this.#clock.clearTimeout(timer);
     }
