@@ -38,16 +38,19 @@ function lint(dir: TempDir): { status: number | null; output: string } {
   return { status: result.status, output: `${result.stdout}\n${result.stderr}` };
 }
 
-/** A tree that follows the rules: folders meet through index.ts / types.ts, at every depth. */
+/** A tree that follows the rules: folders meet through index.ts / types.ts / *-options.ts, at every depth. */
 const cleanTree: Record<string, string> = {
   'src/alpha/index.ts': "export { alpha } from './alpha.js';\n",
   'src/alpha/alpha.ts': "import { beta } from '../beta/index.js';\nexport const alpha = beta + 1;\n",
   'src/alpha/types.ts': 'export interface AlphaShape {\n  n: number;\n}\n',
+  'src/alpha/alpha-options.ts': 'export const DEFAULT_ALPHA_MS = 1000;\n',
   'src/beta/index.ts': "export { beta } from './beta.js';\n",
   'src/beta/beta.ts': 'export const beta = 1;\n',
   'src/beta/nested/deep.ts':
     "import type { AlphaShape } from '../../alpha/types.js';\nimport { beta } from '../beta.js';\nexport const deep: AlphaShape = { n: beta };\n",
   'test/use.test.ts': "import { alpha } from '../src/alpha/index.js';\nexport const used = alpha;\n",
+  'src/beta/beta-defaults.ts':
+    "import { DEFAULT_ALPHA_MS } from '../alpha/alpha-options.js';\nexport const betaMs = DEFAULT_ALPHA_MS;\n",
 };
 
 test('lint accepts a tree whose folders meet only through index.ts and types.ts', (t) => {
@@ -69,7 +72,7 @@ test('lint fails on a deep import into another folder, from any depth and from t
   assert.notEqual(status, 0, output);
   const deepImports = output.match(/lint\/style\/noRestrictedImports/g) ?? [];
   assert.equal(deepImports.length, 3, output);
-  assert.match(output, /only through its index\.ts or types\.ts/);
+  assert.match(output, /only through its index\.ts, types\.ts or \*-options\.ts/);
 });
 
 test('lint fails on an import cycle', (t) => {

@@ -1,14 +1,18 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { DEFAULT_CHANGE_DETECTION_STRATEGY, DEFAULT_OBJECT_TTL_MS } from '../../objects/objects-options.js';
+import { DEFAULT_RESCAN_INTERVAL_MS } from '../../watcher/plugin-watcher-options.js';
 
 /**
- * Every default of the daemon, in one place. The file layout under the data
- * directory is part of berth's external contract (see DESIGN.md).
+ * Every default of the daemon, in one place. A component's own default is
+ * imported from its `*-options.ts` (light modules: constants only), never
+ * restated; defaults.test.ts fails if the two ever disagree. The file layout
+ * under the data directory is part of berth's external contract (DESIGN.md).
  */
 export const DEFAULTS = {
   logLevel: 'info',
   resyncPeriodMs: 10_000,
-  rescanIntervalMs: 10_000,
+  rescanIntervalMs: DEFAULT_RESCAN_INTERVAL_MS,
   dialTimeoutMs: 10_000,
   getInfoTimeoutMs: 1_000,
   notifyTimeoutMs: 5_000,
@@ -17,8 +21,8 @@ export const DEFAULTS = {
   livenessTimeoutMs: 5_000,
   livenessFailureThreshold: 3,
   subscriberQueueSize: 1024,
-  objectStrategy: 'Watch',
-  objectTtlMs: 60_000,
+  objectStrategy: DEFAULT_CHANGE_DETECTION_STRATEGY,
+  objectTtlMs: DEFAULT_OBJECT_TTL_MS,
   shutdownTimeoutMs: 10_000,
   /** Events held for one slow /v1/events client before older ones are dropped (a `lagged` marker says so). */
   sseQueueSize: 1024,
