@@ -1,3 +1,4 @@
+/** @internal The per-subscriber queue behind every subscribe. */
 export { AsyncQueue, type AsyncQueueOptions } from './async-queue.js';
 export {
   type BackoffPolicy,

@@ -8,6 +8,7 @@
  * berth/objects/kubernetes): their clients take 0.5-1 s to load, which users
  * of the default directory source should not pay.
  */
+/** @internal The error constructors, except isNotFound / objectOfNotFound / isKubeObject, which users test with. */
 export {
   cacheSyncTimeoutError,
   groupResourceOf,
@@ -19,6 +20,7 @@ export {
   unexpectedObjectTypeError,
   unknownStrategyError,
 } from './errors.js';
+/** @internal The building blocks behind createObjectManagers (its tests and benchmarks use them directly). */
 export {
   type CacheBasedManager,
   type CacheBasedManagerOptions,
@@ -34,6 +36,7 @@ export {
   OBJECT_TTL_ANNOTATION,
   type TtlAnswer,
 } from './node-ttl.js';
+/** @internal */
 export { type ObjectKey, objectKeyString, type PodKey, podKeyString } from './object-key.js';
 export {
   type ConfigMapManager,
@@ -63,6 +66,7 @@ export {
 export type { Container, EnvFromSource, EnvVar, Pod, PodSpec, Volume, VolumeProjection } from './pod.js';
 export { validatePod } from './pod.js';
 export { getConfigMapNames, getSecretNames } from './references.js';
+/** @internal */
 export {
   type ReflectorOptions,
   type ReflectorSink,
@@ -85,18 +89,24 @@ export {
   type DirectorySourceOptions,
 } from './sources/directory-source.js';
 export { createMemorySource, type MemorySource, type MemorySourceOptions } from './sources/memory-source.js';
+/** For sources of your own: the lifecycle every ObjectSource follows. */
+export { type SourceLifecycleHooks, sourceLifecycle } from './sources/source-lifecycle.js';
+/** @internal */
 export type { Store } from './store.js';
+/** @internal */
 export {
   createTtlStore,
   type GetObjectFn,
   type TtlStore,
   type TtlStoreOptions,
 } from './ttl-store.js';
+/** @internal */
 export {
   createWatchBasedManager,
   type WatchBasedManager,
   type WatchBasedManagerOptions,
 } from './watch-based-manager.js';
+/** @internal */
 export {
   createWatchStore,
   type WatchItemState,
