@@ -2,6 +2,11 @@ import type { ServerResponse } from 'node:http';
 import type { Clock, ClockTimer, PluginEvent } from '../../common/index.js';
 import { eventView } from './views.js';
 
+/** A stream of events that the SSE loop can end when its client goes. */
+export interface EventSubscription extends AsyncIterable<PluginEvent> {
+  close(): void;
+}
+
 export interface SseOptions {
   clock: Clock;
   /** A comment line this often keeps proxies and idle timeouts from closing the stream. */
@@ -30,13 +35,12 @@ function writable(res: ServerResponse): Promise<void> {
  * Streams a subscription to one HTTP client until either side ends it. The
  * subscription's own bounded queue absorbs a slow reader; this loop only waits
  * for the socket to drain, never the daemon. Ends the response when the
- * subscription ends (daemon shutdown) and aborts `clientGone` (which ends the
- * subscription) when the client disconnects.
+ * subscription ends (daemon shutdown) and closes the subscription when the
+ * client disconnects.
  */
 export async function streamSse(
   res: ServerResponse,
-  subscription: AsyncIterable<PluginEvent>,
-  clientGone: AbortController,
+  subscription: EventSubscription,
   options: SseOptions,
 ): Promise<void> {
   res.writeHead(200, {
@@ -57,7 +61,7 @@ export async function streamSse(
     timer = options.clock.setTimeout(beat, options.heartbeatMs);
   };
   timer = options.clock.setTimeout(beat, options.heartbeatMs);
-  const onClose = () => clientGone.abort();
+  const onClose = () => subscription.close();
   res.on('close', onClose);
 
   try {
@@ -68,7 +72,7 @@ export async function streamSse(
   } finally {
     if (timer) options.clock.clearTimeout(timer);
     res.off('close', onClose);
-    clientGone.abort();
+    subscription.close();
     if (!res.writableEnded) res.end();
   }
 }
