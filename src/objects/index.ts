@@ -8,27 +8,8 @@
  * berth/objects/kubernetes): their clients take 0.5-1 s to load, which users
  * of the default directory source should not pay.
  */
-/** @internal The error constructors, except isNotFound / objectOfNotFound / isKubeObject, which users test with. */
-export {
-  cacheSyncTimeoutError,
-  groupResourceOf,
-  isKubeObject,
-  isNotFound,
-  notFoundError,
-  notRegisteredError,
-  objectOfNotFound,
-  unexpectedObjectTypeError,
-  unknownStrategyError,
-} from './errors.js';
-/** @internal The building blocks behind createObjectManagers (its tests and benchmarks use them directly). */
-export {
-  type CacheBasedManager,
-  type CacheBasedManagerOptions,
-  createCacheBasedManager,
-  type Manager,
-  type RegisteredPod,
-  type RegisterMode,
-} from './manager.js';
+export { isKubeObject, isNotFound, objectOfNotFound } from './errors.js';
+export type { CacheBasedManager, Manager, RegisteredPod, RegisterMode } from './manager.js';
 export {
   type GetTtl,
   getObjectTtlFromNode,
@@ -36,14 +17,9 @@ export {
   OBJECT_TTL_ANNOTATION,
   type TtlAnswer,
 } from './node-ttl.js';
-/** @internal */
-export { type ObjectKey, objectKeyString, type PodKey, podKeyString } from './object-key.js';
 export {
   type ConfigMapManager,
-  createConfigMapManager,
   createObjectManagers,
-  createSecretManager,
-  createSimpleManager,
   type ObjectKindStats,
   type ObjectManagers,
   type ObjectManagersOptions,
@@ -66,12 +42,6 @@ export {
 export type { Container, EnvFromSource, EnvVar, Pod, PodSpec, Volume, VolumeProjection } from './pod.js';
 export { validatePod } from './pod.js';
 export { getConfigMapNames, getSecretNames } from './references.js';
-/** @internal */
-export {
-  type ReflectorOptions,
-  type ReflectorSink,
-  runReflector,
-} from './reflector.js';
 export type {
   GetOptions,
   KubeObject,
@@ -91,9 +61,7 @@ export {
 export { createMemorySource, type MemorySource, type MemorySourceOptions } from './sources/memory-source.js';
 /** For sources of your own: the lifecycle every ObjectSource follows. */
 export { type SourceLifecycleHooks, sourceLifecycle } from './sources/source-lifecycle.js';
-/** @internal */
-export type { Store } from './store.js';
-/** @internal */
+/** @internal The stores behind createObjectManagers (benchmarks use them directly). */
 export {
   createTtlStore,
   type GetObjectFn,
