@@ -1,19 +1,53 @@
+export { type BuiltinHandlerSet, buildBuiltinHandlers } from './build-builtin-handlers.js';
+export {
+  BUILTIN_HANDLER_TYPES,
+  type BuiltinHandlerEntry,
+  type BuiltinHandlerOf,
+  type BuiltinHandlerType,
+  builtinHandlers,
+  isBuiltinHandlerType,
+} from './builtin-handlers.js';
+export {
+  CSI_DEFAULTS,
+  CSIPlugin,
+  type CsiDriverView,
+  CsiHandler,
+  createCsiHandler,
+  csiIdentityService,
+  csiNodeService,
+} from './csi/index.js';
+export {
+  type ClaimRef,
+  type ClaimResult,
+  type ClaimsResult,
+  createDraHandler,
+  DRA_DEFAULTS,
+  DRAPlugin,
+  type DraDriverView,
+  DraHandler,
+  type DraInstanceView,
+  type DraService,
+  draApis,
+  draServicesSupported,
+} from './dra/index.js';
 export { createExampleHandler, ExampleHandler, type ExampleHandlerOptions } from './example-handler.js';
 export { createHandlerTable, type HandlerTable, type HandlerTableOptions } from './handler-table.js';
-export type { PluginCallContext, PluginHandler, RegisterContext } from './types.js';
+export type {
+  BuiltinHandler,
+  BuiltinHandlerFactory,
+  HandlerServices,
+  InstanceRef,
+  PluginCallContext,
+  PluginHandler,
+  RegisterContext,
+} from './types.js';
 export {
-  type BuiltinHandler,
   type BuiltinHandlerOptions,
-  builtinHandlerTypes,
-  CSIPlugin,
-  createCsiHandler,
   createDevicePluginHandler,
-  createDraHandler,
   createVersionedHandler,
   DevicePlugin,
   type DevicePluginHandlerOptions,
-  DRAPlugin,
   devicePluginApiVersion,
-  draServicesSupported,
+  devicePluginFactory,
   type VersionedHandlerOptions,
 } from './version-handlers.js';

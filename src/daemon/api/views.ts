@@ -85,6 +85,8 @@ export function eventView(event: PluginEvent): Record<string, unknown> {
       return { type: event.type, at, socketPath: event.socketPath };
     case 'lagged':
       return { type: event.type, at, dropped: event.dropped };
+    case 'driver-unusable':
+      return { type: event.type, at, plugin: { ...event.plugin }, since: isoTime(event.since) };
     case 'storage-error': {
       const view: Record<string, unknown> = { type: event.type, at, error: event.error };
       if (event.path !== undefined) view.path = event.path;
