@@ -3,8 +3,13 @@
  * condition waits with deadlines, temp dirs with short socket paths, real
  * child processes, stale sockets, a real etcd server, and recorders.
  */
+
+export { type CsiTestDriver, type CsiTestDriverBehaviour, startCsiTestDriver } from './csi-test-driver.js';
+export { type DraTestDriver, type DraTestDriverBehaviour, startDraTestDriver } from './dra-test-driver.js';
 export { type EtcdServer, type EtcdServerOptions, startEtcdServer } from './etcd-server.js';
 export { FakeClock, settle } from './fake-clock.js';
+export { type GrpcTestServer, grpcServiceError, startGrpcTestServer } from './grpc-test-server.js';
+export { type RecordingServices, recordingServices } from './handler-services.js';
 export { type RecordedCall, RecordingHandler, type RecordingHandlerBehaviour } from './recording-handler.js';
 export { createRecordingLogger, type LogRecord } from './recording-logger.js';
 export { siblingModule, spawnModule, stopChild } from './spawn-module.js';

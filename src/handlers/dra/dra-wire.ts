@@ -42,6 +42,9 @@ export interface DraApi {
   unprepare: MethodDefinition<unknown, UnprepareResponse>;
   prepareRequest(claims: ClaimRef[]): unknown;
   unprepareRequest(claims: ClaimRef[]): unknown;
+  /** Response builders for serving (tests, example drivers). */
+  prepareResponse(init: PrepareResponse): unknown;
+  unprepareResponse(init: UnprepareResponse): unknown;
   /** For serving (tests, example drivers): the service definition. */
   service: ServiceDefinition;
 }
@@ -67,6 +70,30 @@ function api(pkg: typeof v1 | typeof v1beta1): DraApi {
     unprepareRequest: (claims) =>
       create(pkg.NodeUnprepareResourcesRequestSchema as typeof v1.NodeUnprepareResourcesRequestSchema, {
         claims: claims.map((c) => create(pkg.ClaimSchema as typeof v1.ClaimSchema, c)),
+      }),
+    prepareResponse: (init) =>
+      create(pkg.NodePrepareResourcesResponseSchema as typeof v1.NodePrepareResourcesResponseSchema, {
+        claims: Object.fromEntries(
+          Object.entries(init.claims).map(([uid, r]) => [
+            uid,
+            create(pkg.NodePrepareResourceResponseSchema as typeof v1.NodePrepareResourceResponseSchema, {
+              error: r.error,
+              devices: r.devices.map((d) => create(pkg.DeviceSchema as typeof v1.DeviceSchema, d)),
+            }),
+          ]),
+        ),
+      }),
+    unprepareResponse: (init) =>
+      create(pkg.NodeUnprepareResourcesResponseSchema as typeof v1.NodeUnprepareResourcesResponseSchema, {
+        claims: Object.fromEntries(
+          Object.entries(init.claims).map(([uid, r]) => [
+            uid,
+            create(
+              pkg.NodeUnprepareResourceResponseSchema as typeof v1.NodeUnprepareResourceResponseSchema,
+              r,
+            ),
+          ]),
+        ),
       }),
     service: { NodePrepareResources: prepare, NodeUnprepareResources: unprepare } as ServiceDefinition,
   };

@@ -11,4 +11,10 @@ export {
 } from './dra-handler.js';
 export { DRA_DEFAULTS, type DraHandlerOptions } from './dra-options.js';
 export { chooseDraService, type DraService, draServicesSupported } from './dra-services.js';
-export { type ClaimRef, type DraApi, draApis } from './dra-wire.js';
+export {
+  type ClaimRef,
+  type DraApi,
+  draApis,
+  type PrepareResponse,
+  type UnprepareResponse,
+} from './dra-wire.js';

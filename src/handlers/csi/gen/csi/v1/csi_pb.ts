@@ -9,38 +9,34 @@
 // @generated from file csi/v1/csi.proto (package csi.v1, syntax proto3)
 /* eslint-disable */
 
-import type { Message } from '@bufbuild/protobuf';
-import type { GenEnum, GenFile, GenMessage, GenService } from '@bufbuild/protobuf/codegenv2';
-import { enumDesc, fileDesc, messageDesc, serviceDesc } from '@bufbuild/protobuf/codegenv2';
-import { file_google_protobuf_wrappers } from '@bufbuild/protobuf/wkt';
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import { file_google_protobuf_wrappers } from "@bufbuild/protobuf/wkt";
+import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file csi/v1/csi.proto.
  */
-export const file_csi_v1_csi: GenFile =
-  /*@__PURE__*/
-  fileDesc(
-    'ChBjc2kvdjEvY3NpLnByb3RvEgZjc2kudjEiFgoUR2V0UGx1Z2luSW5mb1JlcXVlc3QirQEKFUdldFBsdWdpbkluZm9SZXNwb25zZRIMCgRuYW1lGAEgASgJEhYKDnZlbmRvcl92ZXJzaW9uGAIgASgJEj0KCG1hbmlmZXN0GAMgAygLMisuY3NpLnYxLkdldFBsdWdpbkluZm9SZXNwb25zZS5NYW5pZmVzdEVudHJ5Gi8KDU1hbmlmZXN0RW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASIOCgxQcm9iZVJlcXVlc3QiOgoNUHJvYmVSZXNwb25zZRIpCgVyZWFkeRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5Cb29sVmFsdWUiHAoaTm9kZUdldENhcGFiaWxpdGllc1JlcXVlc3QiUgobTm9kZUdldENhcGFiaWxpdGllc1Jlc3BvbnNlEjMKDGNhcGFiaWxpdGllcxgBIAMoCzIdLmNzaS52MS5Ob2RlU2VydmljZUNhcGFiaWxpdHkitAIKFU5vZGVTZXJ2aWNlQ2FwYWJpbGl0eRIwCgNycGMYASABKAsyIS5jc2kudjEuTm9kZVNlcnZpY2VDYXBhYmlsaXR5LlJQQ0gAGuABCgNSUEMSNAoEdHlwZRgBIAEoDjImLmNzaS52MS5Ob2RlU2VydmljZUNhcGFiaWxpdHkuUlBDLlR5cGUiogEKBFR5cGUSCwoHVU5LTk9XThAAEhgKFFNUQUdFX1VOU1RBR0VfVk9MVU1FEAESFAoQR0VUX1ZPTFVNRV9TVEFUUxACEhEKDUVYUEFORF9WT0xVTUUQAxIUChBWT0xVTUVfQ09ORElUSU9OEAQSHAoYU0lOR0xFX05PREVfTVVMVElfV1JJVEVSEAUSFgoSVk9MVU1FX01PVU5UX0dST1VQEAZCBgoEdHlwZSIUChJOb2RlR2V0SW5mb1JlcXVlc3QicwoTTm9kZUdldEluZm9SZXNwb25zZRIPCgdub2RlX2lkGAEgASgJEhwKFG1heF92b2x1bWVzX3Blcl9ub2RlGAIgASgDEi0KE2FjY2Vzc2libGVfdG9wb2xvZ3kYAyABKAsyEC5jc2kudjEuVG9wb2xvZ3kibQoIVG9wb2xvZ3kSMAoIc2VnbWVudHMYASADKAsyHi5jc2kudjEuVG9wb2xvZ3kuU2VnbWVudHNFbnRyeRovCg1TZWdtZW50c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEykgEKCElkZW50aXR5Ek4KDUdldFBsdWdpbkluZm8SHC5jc2kudjEuR2V0UGx1Z2luSW5mb1JlcXVlc3QaHS5jc2kudjEuR2V0UGx1Z2luSW5mb1Jlc3BvbnNlIgASNgoFUHJvYmUSFC5jc2kudjEuUHJvYmVSZXF1ZXN0GhUuY3NpLnYxLlByb2JlUmVzcG9uc2UiADKyAQoETm9kZRJgChNOb2RlR2V0Q2FwYWJpbGl0aWVzEiIuY3NpLnYxLk5vZGVHZXRDYXBhYmlsaXRpZXNSZXF1ZXN0GiMuY3NpLnYxLk5vZGVHZXRDYXBhYmlsaXRpZXNSZXNwb25zZSIAEkgKC05vZGVHZXRJbmZvEhouY3NpLnYxLk5vZGVHZXRJbmZvUmVxdWVzdBobLmNzaS52MS5Ob2RlR2V0SW5mb1Jlc3BvbnNlIgBiBnByb3RvMw',
-    [file_google_protobuf_wrappers],
-  );
+export const file_csi_v1_csi: GenFile = /*@__PURE__*/
+  fileDesc("ChBjc2kvdjEvY3NpLnByb3RvEgZjc2kudjEiFgoUR2V0UGx1Z2luSW5mb1JlcXVlc3QirQEKFUdldFBsdWdpbkluZm9SZXNwb25zZRIMCgRuYW1lGAEgASgJEhYKDnZlbmRvcl92ZXJzaW9uGAIgASgJEj0KCG1hbmlmZXN0GAMgAygLMisuY3NpLnYxLkdldFBsdWdpbkluZm9SZXNwb25zZS5NYW5pZmVzdEVudHJ5Gi8KDU1hbmlmZXN0RW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASIOCgxQcm9iZVJlcXVlc3QiOgoNUHJvYmVSZXNwb25zZRIpCgVyZWFkeRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5Cb29sVmFsdWUiHAoaTm9kZUdldENhcGFiaWxpdGllc1JlcXVlc3QiUgobTm9kZUdldENhcGFiaWxpdGllc1Jlc3BvbnNlEjMKDGNhcGFiaWxpdGllcxgBIAMoCzIdLmNzaS52MS5Ob2RlU2VydmljZUNhcGFiaWxpdHkitAIKFU5vZGVTZXJ2aWNlQ2FwYWJpbGl0eRIwCgNycGMYASABKAsyIS5jc2kudjEuTm9kZVNlcnZpY2VDYXBhYmlsaXR5LlJQQ0gAGuABCgNSUEMSNAoEdHlwZRgBIAEoDjImLmNzaS52MS5Ob2RlU2VydmljZUNhcGFiaWxpdHkuUlBDLlR5cGUiogEKBFR5cGUSCwoHVU5LTk9XThAAEhgKFFNUQUdFX1VOU1RBR0VfVk9MVU1FEAESFAoQR0VUX1ZPTFVNRV9TVEFUUxACEhEKDUVYUEFORF9WT0xVTUUQAxIUChBWT0xVTUVfQ09ORElUSU9OEAQSHAoYU0lOR0xFX05PREVfTVVMVElfV1JJVEVSEAUSFgoSVk9MVU1FX01PVU5UX0dST1VQEAZCBgoEdHlwZSIUChJOb2RlR2V0SW5mb1JlcXVlc3QicwoTTm9kZUdldEluZm9SZXNwb25zZRIPCgdub2RlX2lkGAEgASgJEhwKFG1heF92b2x1bWVzX3Blcl9ub2RlGAIgASgDEi0KE2FjY2Vzc2libGVfdG9wb2xvZ3kYAyABKAsyEC5jc2kudjEuVG9wb2xvZ3kibQoIVG9wb2xvZ3kSMAoIc2VnbWVudHMYASADKAsyHi5jc2kudjEuVG9wb2xvZ3kuU2VnbWVudHNFbnRyeRovCg1TZWdtZW50c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEykgEKCElkZW50aXR5Ek4KDUdldFBsdWdpbkluZm8SHC5jc2kudjEuR2V0UGx1Z2luSW5mb1JlcXVlc3QaHS5jc2kudjEuR2V0UGx1Z2luSW5mb1Jlc3BvbnNlIgASNgoFUHJvYmUSFC5jc2kudjEuUHJvYmVSZXF1ZXN0GhUuY3NpLnYxLlByb2JlUmVzcG9uc2UiADKyAQoETm9kZRJgChNOb2RlR2V0Q2FwYWJpbGl0aWVzEiIuY3NpLnYxLk5vZGVHZXRDYXBhYmlsaXRpZXNSZXF1ZXN0GiMuY3NpLnYxLk5vZGVHZXRDYXBhYmlsaXRpZXNSZXNwb25zZSIAEkgKC05vZGVHZXRJbmZvEhouY3NpLnYxLk5vZGVHZXRJbmZvUmVxdWVzdBobLmNzaS52MS5Ob2RlR2V0SW5mb1Jlc3BvbnNlIgBiBnByb3RvMw", [file_google_protobuf_wrappers]);
 
 /**
  * @generated from message csi.v1.GetPluginInfoRequest
  */
-export type GetPluginInfoRequest = Message<'csi.v1.GetPluginInfoRequest'> & {};
+export type GetPluginInfoRequest = Message<"csi.v1.GetPluginInfoRequest"> & {
+};
 
 /**
  * Describes the message csi.v1.GetPluginInfoRequest.
  * Use `create(GetPluginInfoRequestSchema)` to create a new message.
  */
-export const GetPluginInfoRequestSchema: GenMessage<GetPluginInfoRequest> =
-  /*@__PURE__*/
+export const GetPluginInfoRequestSchema: GenMessage<GetPluginInfoRequest> = /*@__PURE__*/
   messageDesc(file_csi_v1_csi, 0);
 
 /**
  * @generated from message csi.v1.GetPluginInfoResponse
  */
-export type GetPluginInfoResponse = Message<'csi.v1.GetPluginInfoResponse'> & {
+export type GetPluginInfoResponse = Message<"csi.v1.GetPluginInfoResponse"> & {
   /**
    * @generated from field: string name = 1;
    */
@@ -61,25 +57,26 @@ export type GetPluginInfoResponse = Message<'csi.v1.GetPluginInfoResponse'> & {
  * Describes the message csi.v1.GetPluginInfoResponse.
  * Use `create(GetPluginInfoResponseSchema)` to create a new message.
  */
-export const GetPluginInfoResponseSchema: GenMessage<GetPluginInfoResponse> =
-  /*@__PURE__*/
+export const GetPluginInfoResponseSchema: GenMessage<GetPluginInfoResponse> = /*@__PURE__*/
   messageDesc(file_csi_v1_csi, 1);
 
 /**
  * @generated from message csi.v1.ProbeRequest
  */
-export type ProbeRequest = Message<'csi.v1.ProbeRequest'> & {};
+export type ProbeRequest = Message<"csi.v1.ProbeRequest"> & {
+};
 
 /**
  * Describes the message csi.v1.ProbeRequest.
  * Use `create(ProbeRequestSchema)` to create a new message.
  */
-export const ProbeRequestSchema: GenMessage<ProbeRequest> = /*@__PURE__*/ messageDesc(file_csi_v1_csi, 2);
+export const ProbeRequestSchema: GenMessage<ProbeRequest> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 2);
 
 /**
  * @generated from message csi.v1.ProbeResponse
  */
-export type ProbeResponse = Message<'csi.v1.ProbeResponse'> & {
+export type ProbeResponse = Message<"csi.v1.ProbeResponse"> & {
   /**
    * Absent means ready (the spec lets a driver leave it unset).
    *
@@ -92,25 +89,26 @@ export type ProbeResponse = Message<'csi.v1.ProbeResponse'> & {
  * Describes the message csi.v1.ProbeResponse.
  * Use `create(ProbeResponseSchema)` to create a new message.
  */
-export const ProbeResponseSchema: GenMessage<ProbeResponse> = /*@__PURE__*/ messageDesc(file_csi_v1_csi, 3);
+export const ProbeResponseSchema: GenMessage<ProbeResponse> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 3);
 
 /**
  * @generated from message csi.v1.NodeGetCapabilitiesRequest
  */
-export type NodeGetCapabilitiesRequest = Message<'csi.v1.NodeGetCapabilitiesRequest'> & {};
+export type NodeGetCapabilitiesRequest = Message<"csi.v1.NodeGetCapabilitiesRequest"> & {
+};
 
 /**
  * Describes the message csi.v1.NodeGetCapabilitiesRequest.
  * Use `create(NodeGetCapabilitiesRequestSchema)` to create a new message.
  */
-export const NodeGetCapabilitiesRequestSchema: GenMessage<NodeGetCapabilitiesRequest> =
-  /*@__PURE__*/
+export const NodeGetCapabilitiesRequestSchema: GenMessage<NodeGetCapabilitiesRequest> = /*@__PURE__*/
   messageDesc(file_csi_v1_csi, 4);
 
 /**
  * @generated from message csi.v1.NodeGetCapabilitiesResponse
  */
-export type NodeGetCapabilitiesResponse = Message<'csi.v1.NodeGetCapabilitiesResponse'> & {
+export type NodeGetCapabilitiesResponse = Message<"csi.v1.NodeGetCapabilitiesResponse"> & {
   /**
    * @generated from field: repeated csi.v1.NodeServiceCapability capabilities = 1;
    */
@@ -121,40 +119,36 @@ export type NodeGetCapabilitiesResponse = Message<'csi.v1.NodeGetCapabilitiesRes
  * Describes the message csi.v1.NodeGetCapabilitiesResponse.
  * Use `create(NodeGetCapabilitiesResponseSchema)` to create a new message.
  */
-export const NodeGetCapabilitiesResponseSchema: GenMessage<NodeGetCapabilitiesResponse> =
-  /*@__PURE__*/
+export const NodeGetCapabilitiesResponseSchema: GenMessage<NodeGetCapabilitiesResponse> = /*@__PURE__*/
   messageDesc(file_csi_v1_csi, 5);
 
 /**
  * @generated from message csi.v1.NodeServiceCapability
  */
-export type NodeServiceCapability = Message<'csi.v1.NodeServiceCapability'> & {
+export type NodeServiceCapability = Message<"csi.v1.NodeServiceCapability"> & {
   /**
    * @generated from oneof csi.v1.NodeServiceCapability.type
    */
-  type:
-    | {
-        /**
-         * @generated from field: csi.v1.NodeServiceCapability.RPC rpc = 1;
-         */
-        value: NodeServiceCapability_RPC;
-        case: 'rpc';
-      }
-    | { case: undefined; value?: undefined };
+  type: {
+    /**
+     * @generated from field: csi.v1.NodeServiceCapability.RPC rpc = 1;
+     */
+    value: NodeServiceCapability_RPC;
+    case: "rpc";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
  * Describes the message csi.v1.NodeServiceCapability.
  * Use `create(NodeServiceCapabilitySchema)` to create a new message.
  */
-export const NodeServiceCapabilitySchema: GenMessage<NodeServiceCapability> =
-  /*@__PURE__*/
+export const NodeServiceCapabilitySchema: GenMessage<NodeServiceCapability> = /*@__PURE__*/
   messageDesc(file_csi_v1_csi, 6);
 
 /**
  * @generated from message csi.v1.NodeServiceCapability.RPC
  */
-export type NodeServiceCapability_RPC = Message<'csi.v1.NodeServiceCapability.RPC'> & {
+export type NodeServiceCapability_RPC = Message<"csi.v1.NodeServiceCapability.RPC"> & {
   /**
    * @generated from field: csi.v1.NodeServiceCapability.RPC.Type type = 1;
    */
@@ -165,8 +159,7 @@ export type NodeServiceCapability_RPC = Message<'csi.v1.NodeServiceCapability.RP
  * Describes the message csi.v1.NodeServiceCapability.RPC.
  * Use `create(NodeServiceCapability_RPCSchema)` to create a new message.
  */
-export const NodeServiceCapability_RPCSchema: GenMessage<NodeServiceCapability_RPC> =
-  /*@__PURE__*/
+export const NodeServiceCapability_RPCSchema: GenMessage<NodeServiceCapability_RPC> = /*@__PURE__*/
   messageDesc(file_csi_v1_csi, 6, 0);
 
 /**
@@ -212,27 +205,26 @@ export enum NodeServiceCapability_RPC_Type {
 /**
  * Describes the enum csi.v1.NodeServiceCapability.RPC.Type.
  */
-export const NodeServiceCapability_RPC_TypeSchema: GenEnum<NodeServiceCapability_RPC_Type> =
-  /*@__PURE__*/
+export const NodeServiceCapability_RPC_TypeSchema: GenEnum<NodeServiceCapability_RPC_Type> = /*@__PURE__*/
   enumDesc(file_csi_v1_csi, 6, 0, 0);
 
 /**
  * @generated from message csi.v1.NodeGetInfoRequest
  */
-export type NodeGetInfoRequest = Message<'csi.v1.NodeGetInfoRequest'> & {};
+export type NodeGetInfoRequest = Message<"csi.v1.NodeGetInfoRequest"> & {
+};
 
 /**
  * Describes the message csi.v1.NodeGetInfoRequest.
  * Use `create(NodeGetInfoRequestSchema)` to create a new message.
  */
-export const NodeGetInfoRequestSchema: GenMessage<NodeGetInfoRequest> =
-  /*@__PURE__*/
+export const NodeGetInfoRequestSchema: GenMessage<NodeGetInfoRequest> = /*@__PURE__*/
   messageDesc(file_csi_v1_csi, 7);
 
 /**
  * @generated from message csi.v1.NodeGetInfoResponse
  */
-export type NodeGetInfoResponse = Message<'csi.v1.NodeGetInfoResponse'> & {
+export type NodeGetInfoResponse = Message<"csi.v1.NodeGetInfoResponse"> & {
   /**
    * @generated from field: string node_id = 1;
    */
@@ -253,14 +245,13 @@ export type NodeGetInfoResponse = Message<'csi.v1.NodeGetInfoResponse'> & {
  * Describes the message csi.v1.NodeGetInfoResponse.
  * Use `create(NodeGetInfoResponseSchema)` to create a new message.
  */
-export const NodeGetInfoResponseSchema: GenMessage<NodeGetInfoResponse> =
-  /*@__PURE__*/
+export const NodeGetInfoResponseSchema: GenMessage<NodeGetInfoResponse> = /*@__PURE__*/
   messageDesc(file_csi_v1_csi, 8);
 
 /**
  * @generated from message csi.v1.Topology
  */
-export type Topology = Message<'csi.v1.Topology'> & {
+export type Topology = Message<"csi.v1.Topology"> & {
   /**
    * @generated from field: map<string, string> segments = 1;
    */
@@ -271,7 +262,8 @@ export type Topology = Message<'csi.v1.Topology'> & {
  * Describes the message csi.v1.Topology.
  * Use `create(TopologySchema)` to create a new message.
  */
-export const TopologySchema: GenMessage<Topology> = /*@__PURE__*/ messageDesc(file_csi_v1_csi, 9);
+export const TopologySchema: GenMessage<Topology> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 9);
 
 /**
  * @generated from service csi.v1.Identity
@@ -281,19 +273,20 @@ export const Identity: GenService<{
    * @generated from rpc csi.v1.Identity.GetPluginInfo
    */
   getPluginInfo: {
-    methodKind: 'unary';
+    methodKind: "unary";
     input: typeof GetPluginInfoRequestSchema;
     output: typeof GetPluginInfoResponseSchema;
-  };
+  },
   /**
    * @generated from rpc csi.v1.Identity.Probe
    */
   probe: {
-    methodKind: 'unary';
+    methodKind: "unary";
     input: typeof ProbeRequestSchema;
     output: typeof ProbeResponseSchema;
-  };
-}> = /*@__PURE__*/ serviceDesc(file_csi_v1_csi, 0);
+  },
+}> = /*@__PURE__*/
+  serviceDesc(file_csi_v1_csi, 0);
 
 /**
  * @generated from service csi.v1.Node
@@ -303,16 +296,18 @@ export const Node: GenService<{
    * @generated from rpc csi.v1.Node.NodeGetCapabilities
    */
   nodeGetCapabilities: {
-    methodKind: 'unary';
+    methodKind: "unary";
     input: typeof NodeGetCapabilitiesRequestSchema;
     output: typeof NodeGetCapabilitiesResponseSchema;
-  };
+  },
   /**
    * @generated from rpc csi.v1.Node.NodeGetInfo
    */
   nodeGetInfo: {
-    methodKind: 'unary';
+    methodKind: "unary";
     input: typeof NodeGetInfoRequestSchema;
     output: typeof NodeGetInfoResponseSchema;
-  };
-}> = /*@__PURE__*/ serviceDesc(file_csi_v1_csi, 1);
+  },
+}> = /*@__PURE__*/
+  serviceDesc(file_csi_v1_csi, 1);
+

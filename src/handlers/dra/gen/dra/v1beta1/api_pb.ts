@@ -7,89 +7,80 @@
 // @generated from file dra/v1beta1/api.proto (package k8s.io.kubelet.pkg.apis.dra.v1beta1, syntax proto3)
 /* eslint-disable */
 
-import type { Message } from '@bufbuild/protobuf';
-import type { GenFile, GenMessage, GenService } from '@bufbuild/protobuf/codegenv2';
-import { fileDesc, messageDesc, serviceDesc } from '@bufbuild/protobuf/codegenv2';
+import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file dra/v1beta1/api.proto.
  */
-export const file_dra_v1beta1_api: GenFile =
-  /*@__PURE__*/
-  fileDesc(
-    'ChVkcmEvdjFiZXRhMS9hcGkucHJvdG8SI2s4cy5pby5rdWJlbGV0LnBrZy5hcGlzLmRyYS52MWJldGExIlkKG05vZGVQcmVwYXJlUmVzb3VyY2VzUmVxdWVzdBI6CgZjbGFpbXMYASADKAsyKi5rOHMuaW8ua3ViZWxldC5wa2cuYXBpcy5kcmEudjFiZXRhMS5DbGFpbSLuAQocTm9kZVByZXBhcmVSZXNvdXJjZXNSZXNwb25zZRJdCgZjbGFpbXMYASADKAsyTS5rOHMuaW8ua3ViZWxldC5wa2cuYXBpcy5kcmEudjFiZXRhMS5Ob2RlUHJlcGFyZVJlc291cmNlc1Jlc3BvbnNlLkNsYWltc0VudHJ5Gm8KC0NsYWltc0VudHJ5EgsKA2tleRgBIAEoCRJPCgV2YWx1ZRgCIAEoCzJALms4cy5pby5rdWJlbGV0LnBrZy5hcGlzLmRyYS52MWJldGExLk5vZGVQcmVwYXJlUmVzb3VyY2VSZXNwb25zZToCOAEiagobTm9kZVByZXBhcmVSZXNvdXJjZVJlc3BvbnNlEjwKB2RldmljZXMYASADKAsyKy5rOHMuaW8ua3ViZWxldC5wa2cuYXBpcy5kcmEudjFiZXRhMS5EZXZpY2USDQoFZXJyb3IYAiABKAkiXwoGRGV2aWNlEhUKDXJlcXVlc3RfbmFtZXMYASADKAkSEQoJcG9vbF9uYW1lGAIgASgJEhMKC2RldmljZV9uYW1lGAMgASgJEhYKDmNkaV9kZXZpY2VfaWRzGAQgAygJIlsKHU5vZGVVbnByZXBhcmVSZXNvdXJjZXNSZXF1ZXN0EjoKBmNsYWltcxgBIAMoCzIqLms4cy5pby5rdWJlbGV0LnBrZy5hcGlzLmRyYS52MWJldGExLkNsYWltIvQBCh5Ob2RlVW5wcmVwYXJlUmVzb3VyY2VzUmVzcG9uc2USXwoGY2xhaW1zGAEgAygLMk8uazhzLmlvLmt1YmVsZXQucGtnLmFwaXMuZHJhLnYxYmV0YTEuTm9kZVVucHJlcGFyZVJlc291cmNlc1Jlc3BvbnNlLkNsYWltc0VudHJ5GnEKC0NsYWltc0VudHJ5EgsKA2tleRgBIAEoCRJRCgV2YWx1ZRgCIAEoCzJCLms4cy5pby5rdWJlbGV0LnBrZy5hcGlzLmRyYS52MWJldGExLk5vZGVVbnByZXBhcmVSZXNvdXJjZVJlc3BvbnNlOgI4ASIuCh1Ob2RlVW5wcmVwYXJlUmVzb3VyY2VSZXNwb25zZRINCgVlcnJvchgBIAEoCSI1CgVDbGFpbRIRCgluYW1lc3BhY2UYASABKAkSCwoDdWlkGAIgASgJEgwKBG5hbWUYAyABKAky0QIKCURSQVBsdWdpbhKdAQoUTm9kZVByZXBhcmVSZXNvdXJjZXMSQC5rOHMuaW8ua3ViZWxldC5wa2cuYXBpcy5kcmEudjFiZXRhMS5Ob2RlUHJlcGFyZVJlc291cmNlc1JlcXVlc3QaQS5rOHMuaW8ua3ViZWxldC5wa2cuYXBpcy5kcmEudjFiZXRhMS5Ob2RlUHJlcGFyZVJlc291cmNlc1Jlc3BvbnNlIgASowEKFk5vZGVVbnByZXBhcmVSZXNvdXJjZXMSQi5rOHMuaW8ua3ViZWxldC5wa2cuYXBpcy5kcmEudjFiZXRhMS5Ob2RlVW5wcmVwYXJlUmVzb3VyY2VzUmVxdWVzdBpDLms4cy5pby5rdWJlbGV0LnBrZy5hcGlzLmRyYS52MWJldGExLk5vZGVVbnByZXBhcmVSZXNvdXJjZXNSZXNwb25zZSIAYgZwcm90bzM',
-  );
+export const file_dra_v1beta1_api: GenFile = /*@__PURE__*/
+  fileDesc("ChVkcmEvdjFiZXRhMS9hcGkucHJvdG8SI2s4cy5pby5rdWJlbGV0LnBrZy5hcGlzLmRyYS52MWJldGExIlkKG05vZGVQcmVwYXJlUmVzb3VyY2VzUmVxdWVzdBI6CgZjbGFpbXMYASADKAsyKi5rOHMuaW8ua3ViZWxldC5wa2cuYXBpcy5kcmEudjFiZXRhMS5DbGFpbSLuAQocTm9kZVByZXBhcmVSZXNvdXJjZXNSZXNwb25zZRJdCgZjbGFpbXMYASADKAsyTS5rOHMuaW8ua3ViZWxldC5wa2cuYXBpcy5kcmEudjFiZXRhMS5Ob2RlUHJlcGFyZVJlc291cmNlc1Jlc3BvbnNlLkNsYWltc0VudHJ5Gm8KC0NsYWltc0VudHJ5EgsKA2tleRgBIAEoCRJPCgV2YWx1ZRgCIAEoCzJALms4cy5pby5rdWJlbGV0LnBrZy5hcGlzLmRyYS52MWJldGExLk5vZGVQcmVwYXJlUmVzb3VyY2VSZXNwb25zZToCOAEiagobTm9kZVByZXBhcmVSZXNvdXJjZVJlc3BvbnNlEjwKB2RldmljZXMYASADKAsyKy5rOHMuaW8ua3ViZWxldC5wa2cuYXBpcy5kcmEudjFiZXRhMS5EZXZpY2USDQoFZXJyb3IYAiABKAkiXwoGRGV2aWNlEhUKDXJlcXVlc3RfbmFtZXMYASADKAkSEQoJcG9vbF9uYW1lGAIgASgJEhMKC2RldmljZV9uYW1lGAMgASgJEhYKDmNkaV9kZXZpY2VfaWRzGAQgAygJIlsKHU5vZGVVbnByZXBhcmVSZXNvdXJjZXNSZXF1ZXN0EjoKBmNsYWltcxgBIAMoCzIqLms4cy5pby5rdWJlbGV0LnBrZy5hcGlzLmRyYS52MWJldGExLkNsYWltIvQBCh5Ob2RlVW5wcmVwYXJlUmVzb3VyY2VzUmVzcG9uc2USXwoGY2xhaW1zGAEgAygLMk8uazhzLmlvLmt1YmVsZXQucGtnLmFwaXMuZHJhLnYxYmV0YTEuTm9kZVVucHJlcGFyZVJlc291cmNlc1Jlc3BvbnNlLkNsYWltc0VudHJ5GnEKC0NsYWltc0VudHJ5EgsKA2tleRgBIAEoCRJRCgV2YWx1ZRgCIAEoCzJCLms4cy5pby5rdWJlbGV0LnBrZy5hcGlzLmRyYS52MWJldGExLk5vZGVVbnByZXBhcmVSZXNvdXJjZVJlc3BvbnNlOgI4ASIuCh1Ob2RlVW5wcmVwYXJlUmVzb3VyY2VSZXNwb25zZRINCgVlcnJvchgBIAEoCSI1CgVDbGFpbRIRCgluYW1lc3BhY2UYASABKAkSCwoDdWlkGAIgASgJEgwKBG5hbWUYAyABKAky0QIKCURSQVBsdWdpbhKdAQoUTm9kZVByZXBhcmVSZXNvdXJjZXMSQC5rOHMuaW8ua3ViZWxldC5wa2cuYXBpcy5kcmEudjFiZXRhMS5Ob2RlUHJlcGFyZVJlc291cmNlc1JlcXVlc3QaQS5rOHMuaW8ua3ViZWxldC5wa2cuYXBpcy5kcmEudjFiZXRhMS5Ob2RlUHJlcGFyZVJlc291cmNlc1Jlc3BvbnNlIgASowEKFk5vZGVVbnByZXBhcmVSZXNvdXJjZXMSQi5rOHMuaW8ua3ViZWxldC5wa2cuYXBpcy5kcmEudjFiZXRhMS5Ob2RlVW5wcmVwYXJlUmVzb3VyY2VzUmVxdWVzdBpDLms4cy5pby5rdWJlbGV0LnBrZy5hcGlzLmRyYS52MWJldGExLk5vZGVVbnByZXBhcmVSZXNvdXJjZXNSZXNwb25zZSIAYgZwcm90bzM");
 
 /**
  * @generated from message k8s.io.kubelet.pkg.apis.dra.v1beta1.NodePrepareResourcesRequest
  */
-export type NodePrepareResourcesRequest =
-  Message<'k8s.io.kubelet.pkg.apis.dra.v1beta1.NodePrepareResourcesRequest'> & {
-    /**
-     * @generated from field: repeated k8s.io.kubelet.pkg.apis.dra.v1beta1.Claim claims = 1;
-     */
-    claims: Claim[];
-  };
+export type NodePrepareResourcesRequest = Message<"k8s.io.kubelet.pkg.apis.dra.v1beta1.NodePrepareResourcesRequest"> & {
+  /**
+   * @generated from field: repeated k8s.io.kubelet.pkg.apis.dra.v1beta1.Claim claims = 1;
+   */
+  claims: Claim[];
+};
 
 /**
  * Describes the message k8s.io.kubelet.pkg.apis.dra.v1beta1.NodePrepareResourcesRequest.
  * Use `create(NodePrepareResourcesRequestSchema)` to create a new message.
  */
-export const NodePrepareResourcesRequestSchema: GenMessage<NodePrepareResourcesRequest> =
-  /*@__PURE__*/
+export const NodePrepareResourcesRequestSchema: GenMessage<NodePrepareResourcesRequest> = /*@__PURE__*/
   messageDesc(file_dra_v1beta1_api, 0);
 
 /**
  * @generated from message k8s.io.kubelet.pkg.apis.dra.v1beta1.NodePrepareResourcesResponse
  */
-export type NodePrepareResourcesResponse =
-  Message<'k8s.io.kubelet.pkg.apis.dra.v1beta1.NodePrepareResourcesResponse'> & {
-    /**
-     * Keyed by claim UID.
-     *
-     * @generated from field: map<string, k8s.io.kubelet.pkg.apis.dra.v1beta1.NodePrepareResourceResponse> claims = 1;
-     */
-    claims: { [key: string]: NodePrepareResourceResponse };
-  };
+export type NodePrepareResourcesResponse = Message<"k8s.io.kubelet.pkg.apis.dra.v1beta1.NodePrepareResourcesResponse"> & {
+  /**
+   * Keyed by claim UID.
+   *
+   * @generated from field: map<string, k8s.io.kubelet.pkg.apis.dra.v1beta1.NodePrepareResourceResponse> claims = 1;
+   */
+  claims: { [key: string]: NodePrepareResourceResponse };
+};
 
 /**
  * Describes the message k8s.io.kubelet.pkg.apis.dra.v1beta1.NodePrepareResourcesResponse.
  * Use `create(NodePrepareResourcesResponseSchema)` to create a new message.
  */
-export const NodePrepareResourcesResponseSchema: GenMessage<NodePrepareResourcesResponse> =
-  /*@__PURE__*/
+export const NodePrepareResourcesResponseSchema: GenMessage<NodePrepareResourcesResponse> = /*@__PURE__*/
   messageDesc(file_dra_v1beta1_api, 1);
 
 /**
  * @generated from message k8s.io.kubelet.pkg.apis.dra.v1beta1.NodePrepareResourceResponse
  */
-export type NodePrepareResourceResponse =
-  Message<'k8s.io.kubelet.pkg.apis.dra.v1beta1.NodePrepareResourceResponse'> & {
-    /**
-     * @generated from field: repeated k8s.io.kubelet.pkg.apis.dra.v1beta1.Device devices = 1;
-     */
-    devices: Device[];
+export type NodePrepareResourceResponse = Message<"k8s.io.kubelet.pkg.apis.dra.v1beta1.NodePrepareResourceResponse"> & {
+  /**
+   * @generated from field: repeated k8s.io.kubelet.pkg.apis.dra.v1beta1.Device devices = 1;
+   */
+  devices: Device[];
 
-    /**
-     * Non-empty means preparing this claim failed.
-     *
-     * @generated from field: string error = 2;
-     */
-    error: string;
-  };
+  /**
+   * Non-empty means preparing this claim failed.
+   *
+   * @generated from field: string error = 2;
+   */
+  error: string;
+};
 
 /**
  * Describes the message k8s.io.kubelet.pkg.apis.dra.v1beta1.NodePrepareResourceResponse.
  * Use `create(NodePrepareResourceResponseSchema)` to create a new message.
  */
-export const NodePrepareResourceResponseSchema: GenMessage<NodePrepareResourceResponse> =
-  /*@__PURE__*/
+export const NodePrepareResourceResponseSchema: GenMessage<NodePrepareResourceResponse> = /*@__PURE__*/
   messageDesc(file_dra_v1beta1_api, 2);
 
 /**
  * @generated from message k8s.io.kubelet.pkg.apis.dra.v1beta1.Device
  */
-export type Device = Message<'k8s.io.kubelet.pkg.apis.dra.v1beta1.Device'> & {
+export type Device = Message<"k8s.io.kubelet.pkg.apis.dra.v1beta1.Device"> & {
   /**
    * @generated from field: repeated string request_names = 1;
    */
@@ -115,71 +106,66 @@ export type Device = Message<'k8s.io.kubelet.pkg.apis.dra.v1beta1.Device'> & {
  * Describes the message k8s.io.kubelet.pkg.apis.dra.v1beta1.Device.
  * Use `create(DeviceSchema)` to create a new message.
  */
-export const DeviceSchema: GenMessage<Device> = /*@__PURE__*/ messageDesc(file_dra_v1beta1_api, 3);
+export const DeviceSchema: GenMessage<Device> = /*@__PURE__*/
+  messageDesc(file_dra_v1beta1_api, 3);
 
 /**
  * @generated from message k8s.io.kubelet.pkg.apis.dra.v1beta1.NodeUnprepareResourcesRequest
  */
-export type NodeUnprepareResourcesRequest =
-  Message<'k8s.io.kubelet.pkg.apis.dra.v1beta1.NodeUnprepareResourcesRequest'> & {
-    /**
-     * @generated from field: repeated k8s.io.kubelet.pkg.apis.dra.v1beta1.Claim claims = 1;
-     */
-    claims: Claim[];
-  };
+export type NodeUnprepareResourcesRequest = Message<"k8s.io.kubelet.pkg.apis.dra.v1beta1.NodeUnprepareResourcesRequest"> & {
+  /**
+   * @generated from field: repeated k8s.io.kubelet.pkg.apis.dra.v1beta1.Claim claims = 1;
+   */
+  claims: Claim[];
+};
 
 /**
  * Describes the message k8s.io.kubelet.pkg.apis.dra.v1beta1.NodeUnprepareResourcesRequest.
  * Use `create(NodeUnprepareResourcesRequestSchema)` to create a new message.
  */
-export const NodeUnprepareResourcesRequestSchema: GenMessage<NodeUnprepareResourcesRequest> =
-  /*@__PURE__*/
+export const NodeUnprepareResourcesRequestSchema: GenMessage<NodeUnprepareResourcesRequest> = /*@__PURE__*/
   messageDesc(file_dra_v1beta1_api, 4);
 
 /**
  * @generated from message k8s.io.kubelet.pkg.apis.dra.v1beta1.NodeUnprepareResourcesResponse
  */
-export type NodeUnprepareResourcesResponse =
-  Message<'k8s.io.kubelet.pkg.apis.dra.v1beta1.NodeUnprepareResourcesResponse'> & {
-    /**
-     * Keyed by claim UID; every requested claim must have an entry.
-     *
-     * @generated from field: map<string, k8s.io.kubelet.pkg.apis.dra.v1beta1.NodeUnprepareResourceResponse> claims = 1;
-     */
-    claims: { [key: string]: NodeUnprepareResourceResponse };
-  };
+export type NodeUnprepareResourcesResponse = Message<"k8s.io.kubelet.pkg.apis.dra.v1beta1.NodeUnprepareResourcesResponse"> & {
+  /**
+   * Keyed by claim UID; every requested claim must have an entry.
+   *
+   * @generated from field: map<string, k8s.io.kubelet.pkg.apis.dra.v1beta1.NodeUnprepareResourceResponse> claims = 1;
+   */
+  claims: { [key: string]: NodeUnprepareResourceResponse };
+};
 
 /**
  * Describes the message k8s.io.kubelet.pkg.apis.dra.v1beta1.NodeUnprepareResourcesResponse.
  * Use `create(NodeUnprepareResourcesResponseSchema)` to create a new message.
  */
-export const NodeUnprepareResourcesResponseSchema: GenMessage<NodeUnprepareResourcesResponse> =
-  /*@__PURE__*/
+export const NodeUnprepareResourcesResponseSchema: GenMessage<NodeUnprepareResourcesResponse> = /*@__PURE__*/
   messageDesc(file_dra_v1beta1_api, 5);
 
 /**
  * @generated from message k8s.io.kubelet.pkg.apis.dra.v1beta1.NodeUnprepareResourceResponse
  */
-export type NodeUnprepareResourceResponse =
-  Message<'k8s.io.kubelet.pkg.apis.dra.v1beta1.NodeUnprepareResourceResponse'> & {
-    /**
-     * @generated from field: string error = 1;
-     */
-    error: string;
-  };
+export type NodeUnprepareResourceResponse = Message<"k8s.io.kubelet.pkg.apis.dra.v1beta1.NodeUnprepareResourceResponse"> & {
+  /**
+   * @generated from field: string error = 1;
+   */
+  error: string;
+};
 
 /**
  * Describes the message k8s.io.kubelet.pkg.apis.dra.v1beta1.NodeUnprepareResourceResponse.
  * Use `create(NodeUnprepareResourceResponseSchema)` to create a new message.
  */
-export const NodeUnprepareResourceResponseSchema: GenMessage<NodeUnprepareResourceResponse> =
-  /*@__PURE__*/
+export const NodeUnprepareResourceResponseSchema: GenMessage<NodeUnprepareResourceResponse> = /*@__PURE__*/
   messageDesc(file_dra_v1beta1_api, 6);
 
 /**
  * @generated from message k8s.io.kubelet.pkg.apis.dra.v1beta1.Claim
  */
-export type Claim = Message<'k8s.io.kubelet.pkg.apis.dra.v1beta1.Claim'> & {
+export type Claim = Message<"k8s.io.kubelet.pkg.apis.dra.v1beta1.Claim"> & {
   /**
    * @generated from field: string namespace = 1;
    */
@@ -200,7 +186,8 @@ export type Claim = Message<'k8s.io.kubelet.pkg.apis.dra.v1beta1.Claim'> & {
  * Describes the message k8s.io.kubelet.pkg.apis.dra.v1beta1.Claim.
  * Use `create(ClaimSchema)` to create a new message.
  */
-export const ClaimSchema: GenMessage<Claim> = /*@__PURE__*/ messageDesc(file_dra_v1beta1_api, 7);
+export const ClaimSchema: GenMessage<Claim> = /*@__PURE__*/
+  messageDesc(file_dra_v1beta1_api, 7);
 
 /**
  * @generated from service k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin
@@ -210,16 +197,18 @@ export const DRAPlugin: GenService<{
    * @generated from rpc k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin.NodePrepareResources
    */
   nodePrepareResources: {
-    methodKind: 'unary';
+    methodKind: "unary";
     input: typeof NodePrepareResourcesRequestSchema;
     output: typeof NodePrepareResourcesResponseSchema;
-  };
+  },
   /**
    * @generated from rpc k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin.NodeUnprepareResources
    */
   nodeUnprepareResources: {
-    methodKind: 'unary';
+    methodKind: "unary";
     input: typeof NodeUnprepareResourcesRequestSchema;
     output: typeof NodeUnprepareResourcesResponseSchema;
-  };
-}> = /*@__PURE__*/ serviceDesc(file_dra_v1beta1_api, 0);
+  },
+}> = /*@__PURE__*/
+  serviceDesc(file_dra_v1beta1_api, 0);
+
