@@ -47,3 +47,38 @@ test('berth csi drivers prints one row per driver with its node facts', () => {
   );
   assert.match(second ?? '', /^plain\.example\.com\s+node-1\s+-\s+-\s+-\s+\?\s+\?$/);
 });
+
+test('berth dra drivers prints one row per instance and marks the chosen one', async () => {
+  const { formatDraDrivers } = await import('./dra.js');
+  assert.equal(formatDraDrivers([]), 'no DRA drivers registered');
+  const text = formatDraDrivers([
+    {
+      name: 'gpu.example.com',
+      usable: true,
+      chosen: { endpoint: '/b.sock', service: 'v1.DRAPlugin' },
+      unusableSince: null,
+      instances: [
+        {
+          endpoint: '/b.sock',
+          socketPath: '/r/b',
+          service: 'v1.DRAPlugin',
+          state: 'ready',
+          connected: true,
+          registeredAt: null,
+        },
+        {
+          endpoint: '/a.sock',
+          socketPath: '/r/a',
+          service: 'v1beta1.DRAPlugin',
+          state: 'idle',
+          connected: false,
+          registeredAt: null,
+        },
+      ],
+    },
+  ]);
+  const [header, b, a] = text.split('\n');
+  assert.match(header ?? '', /^DRIVER\s+USABLE\s+INSTANCE\s+SERVICE\s+STATE$/);
+  assert.match(b ?? '', /^gpu\.example\.com\s+yes\s+\*\/b\.sock\s+v1\.DRAPlugin\s+ready$/);
+  assert.match(a ?? '', /^gpu\.example\.com\s+yes\s+\/a\.sock\s+v1beta1\.DRAPlugin\s+idle$/);
+});
