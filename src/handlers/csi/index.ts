@@ -7,6 +7,7 @@ export { csiIdentityService, csiNodeService } from './csi-wire.js';
 export {
   GetPluginInfoResponseSchema,
   NodeGetCapabilitiesResponseSchema,
+  NodeGetInfoRequestSchema,
   NodeGetInfoResponseSchema,
   NodeServiceCapability_RPC_Type,
   ProbeResponseSchema,
