@@ -151,6 +151,8 @@ export class DraHandler implements BuiltinHandler {
       throw err;
     }
     driver.registered = true;
+    // A connection that already failed while the registration was finishing counts from now.
+    this.#usabilityChanged(name, driver);
     this.#logger.debug({ name, endpoint, service: choice.service }, 'DRA plugin instance registered');
   }
 
