@@ -1,7 +1,8 @@
 /**
- * The CSI handler as a user meets it: `berth run` as a real child process, a
+ * The CSI and DRA handlers as a user meets them: `berth run` as a real child process, a
  * CSI driver (Python grpcio, behind its registration socket) as another, and
- * `berth csi drivers` (table and --json) showing the driver until it goes.
+ * `berth csi drivers` (table and --json) showing the driver until it goes; the
+ * same for a DRA driver and `berth dra drivers`.
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
@@ -84,6 +85,61 @@ test('berth run + a CSI driver process + berth csi drivers', { timeout: 180_000 
     'the driver to leave berth csi drivers',
     async () =>
       (await cli(['csi', 'drivers', '--data-dir', dir.path])).stdout.trim() === 'no CSI drivers registered',
+    { timeoutMs: 60_000, intervalMs: 100 },
+  );
+  await stopChild(daemon, 'SIGTERM');
+});
+
+test('berth run + a Python DRA driver process + berth dra drivers', { timeout: 180_000 }, async (t) => {
+  if (!requirePythonGrpc(t)) return;
+  const dir = createTempDir();
+  t.after(() => dir.remove());
+  const children = new Set<ChildProcess>();
+  t.after(() => Promise.all([...children].map((child) => stopChild(child, 'SIGKILL', 1000))));
+
+  const daemon = spawnModule(MAIN, ['run', '--data-dir', dir.path]);
+  children.add(daemon);
+  const lines: string[] = [];
+  if (daemon.stdout) createInterface({ input: daemon.stdout }).on('line', (line) => lines.push(line));
+  await waitFor('the start-up line', () => lines.find((l) => l.startsWith('berth: watching')), {
+    timeoutMs: 60_000,
+  });
+
+  const driver = spawnPythonScript('python-driver.py', [
+    '--kind',
+    'dra',
+    '--socket',
+    dir.join('plugins_registry', 'gpu.example.com-a.sock'),
+    '--endpoint',
+    dir.join('dra-a.sock'),
+    '--name',
+    'gpu.example.com',
+    '--instance',
+    'a',
+  ]);
+  children.add(driver.child);
+  await waitFor(
+    'the DRA driver usable in berth dra drivers --json',
+    async () => {
+      const out = await cli(['dra', 'drivers', '--json', '--data-dir', dir.path]);
+      const body = JSON.parse(out.stdout) as { drivers: Array<{ usable: boolean }> };
+      return body.drivers[0]?.usable === true;
+    },
+    { timeoutMs: 60_000, intervalMs: 100 },
+  );
+  const table = await cli(['dra', 'drivers', '--data-dir', dir.path]);
+  assert.equal(table.code, 0, table.stderr);
+  const [header, row] = table.stdout.trim().split('\n');
+  assert.match(header ?? '', /^DRIVER\s+USABLE\s+INSTANCE\s+SERVICE\s+STATE$/);
+  assert.equal(
+    row?.replace(/\s+/g, ' ').trim(),
+    `gpu.example.com yes *${dir.join('dra-a.sock')} v1.DRAPlugin ready`,
+  );
+  await stopChild(driver.child, 'SIGTERM');
+  await waitFor(
+    'the driver to leave berth dra drivers',
+    async () =>
+      (await cli(['dra', 'drivers', '--data-dir', dir.path])).stdout.trim() === 'no DRA drivers registered',
     { timeoutMs: 60_000, intervalMs: 100 },
   );
   await stopChild(daemon, 'SIGTERM');
