@@ -18,6 +18,7 @@ import type {
   PluginHandler,
   RegisterContext,
 } from '../types.js';
+import { type ClaimResult, type ClaimsResult, checkClaims, missingText } from './dra-claims.js';
 import { type ConnectionState, DraConnection } from './dra-connection.js';
 import { type DraHandlerOptions, draOptions } from './dra-options.js';
 import { chooseDraService, type DraService } from './dra-services.js';
@@ -65,32 +66,6 @@ export interface DraDriverView {
   unusableSince: number | null;
   /** Newest first. */
   instances: DraInstanceView[];
-}
-
-export interface DraDevice {
-  requestNames: string[];
-  poolName: string;
-  deviceName: string;
-  cdiDeviceIds: string[];
-}
-
-export interface ClaimResult extends ClaimRef {
-  /** False when the plugin reported an error for the claim or left it out. */
-  ok: boolean;
-  error: string | null;
-  /** Prepare only. */
-  devices?: DraDevice[];
-}
-
-export interface ClaimsResult {
-  driver: string;
-  endpoint: string;
-  service: DraService;
-  /** True when every claim succeeded. */
-  ok: boolean;
-  claims: ClaimResult[];
-  /** UIDs the plugin answered for that were not asked about (ignored, as the kubelet does). */
-  unexpected: string[];
 }
 
 export class DraHandler implements BuiltinHandler {
@@ -266,10 +241,10 @@ export class DraHandler implements BuiltinHandler {
 
   /** NodePrepareResources on the chosen instance, with the kubelet's per-claim rules. */
   async prepare(name: string, claims: ClaimRef[], signal?: AbortSignal): Promise<ClaimsResult> {
-    this.#checkClaims(claims);
+    checkClaims(claims, this.#options.maxClaimsPerCall);
     const instance = this.#choose(name);
     const api = draApis[instance.service];
-    const response = await this.#call('NodePrepareResources', instance, signal, () =>
+    const response = await this.#call('NodePrepareResources', instance, () =>
       callUnary(
         instance.connection.client,
         api.prepare,
@@ -300,10 +275,10 @@ export class DraHandler implements BuiltinHandler {
 
   /** NodeUnprepareResources on the chosen instance; every claim must have an entry, even an empty one. */
   async unprepare(name: string, claims: ClaimRef[], signal?: AbortSignal): Promise<ClaimsResult> {
-    this.#checkClaims(claims);
+    checkClaims(claims, this.#options.maxClaimsPerCall);
     const instance = this.#choose(name);
     const api = draApis[instance.service];
-    const response = await this.#call('NodeUnprepareResources', instance, signal, () =>
+    const response = await this.#call('NodeUnprepareResources', instance, () =>
       callUnary(
         instance.connection.client,
         api.unprepare,
@@ -340,12 +315,7 @@ export class DraHandler implements BuiltinHandler {
     };
   }
 
-  async #call<T>(
-    method: string,
-    instance: Instance,
-    _signal: AbortSignal | undefined,
-    run: () => Promise<T>,
-  ) {
+  async #call<T>(method: string, instance: Instance, run: () => Promise<T>): Promise<T> {
     try {
       return await run();
     } catch (err) {
@@ -357,34 +327,6 @@ export class DraHandler implements BuiltinHandler {
         { cause: err },
       );
     }
-  }
-
-  #checkClaims(claims: unknown): asserts claims is ClaimRef[] {
-    if (!Array.isArray(claims) || claims.length === 0) {
-      throw new BerthError('BERTH_BAD_REQUEST', 'claims must be a non-empty list of {namespace, uid, name}');
-    }
-    if (claims.length > this.#options.maxClaimsPerCall) {
-      throw new BerthError(
-        'BERTH_BAD_REQUEST',
-        `at most ${this.#options.maxClaimsPerCall} claims per call, got ${claims.length}; split the request`,
-      );
-    }
-    const seen = new Set<string>();
-    claims.forEach((claim: unknown, i) => {
-      const c = claim as Record<string, unknown> | null;
-      for (const key of ['namespace', 'uid', 'name'] as const) {
-        const value = c?.[key];
-        if (typeof value !== 'string' || value === '' || value.length > 253) {
-          throw new BerthError(
-            'BERTH_BAD_REQUEST',
-            `claims[${i}].${key} must be a non-empty string of at most 253 characters`,
-          );
-        }
-      }
-      const uid = c?.uid as string;
-      if (seen.has(uid)) throw new BerthError('BERTH_BAD_REQUEST', `claims[${i}].uid ${uid} is listed twice`);
-      seen.add(uid);
-    });
   }
 
   async start(): Promise<void> {}
@@ -399,10 +341,6 @@ export class DraHandler implements BuiltinHandler {
       for (const instance of driver.instances) instance.connection.close();
     }
   }
-}
-
-function missingText(method: string): string {
-  return `claim missing from the plugin's ${method} response`;
 }
 
 export function createDraHandler(services: HandlerServices, delegate?: PluginHandler): DraHandler {

@@ -1,10 +1,8 @@
+export type { ClaimResult, ClaimsResult, DraDevice } from './dra-claims.js';
 export type { ConnectionState } from './dra-connection.js';
 export {
-  type ClaimResult,
-  type ClaimsResult,
   createDraHandler,
   DRAPlugin,
-  type DraDevice,
   type DraDriverView,
   DraHandler,
   type DraInstanceView,
