@@ -22,6 +22,8 @@ export interface DraTestDriverBehaviour {
   omit?: string[];
   /** The whole call fails with INTERNAL and this text. */
   failCall?: string;
+  /** Calls are never answered (until the server stops). */
+  hang?: boolean;
 }
 
 export interface DraTestDriver extends GrpcTestServer {
@@ -48,6 +50,7 @@ export async function startDraTestDriver(
           const claims = claimsOf(call);
           calls.push(`prepare ${claims.map((c) => c.uid).join(',')}`);
           const b = state.behaviour;
+          if (b.hang) return;
           if (b.failCall !== undefined) {
             done(grpcServiceError(grpcStatus.INTERNAL, b.failCall));
             return;
@@ -77,6 +80,7 @@ export async function startDraTestDriver(
           const claims = claimsOf(call);
           calls.push(`unprepare ${claims.map((c) => c.uid).join(',')}`);
           const b = state.behaviour;
+          if (b.hang) return;
           if (b.failCall !== undefined) {
             done(grpcServiceError(grpcStatus.INTERNAL, b.failCall));
             return;

@@ -337,4 +337,20 @@ describe('DRA handler: prepare and unprepare', () => {
       /at most 2 claims per call, got 3/,
     );
   });
+
+  it('a call that runs past the call timeout fails with DeadlineExceeded (plugin_test: short pluginClientTimeout)', async (t) => {
+    const { dir, handler } = setup(t, { callTimeoutMs: 60_000 });
+    const driver = await driverAt(t, dir.join('d.sock'));
+    driver.behaviour = { hang: true };
+    // The registration's own pluginClientTimeout wins over the configured one, as in the kubelet.
+    await handler.registerPlugin('d', driver.socketPath, ['v1.DRAPlugin'], {
+      ...ctx('/r/d.sock'),
+      pluginClientTimeoutMs: 200,
+    });
+    await assert.rejects(
+      handler.prepare('d', [{ namespace: 'ns', uid: 'u1', name: 'c' }]),
+      (err: unknown) =>
+        isBerthError(err, 'BERTH_PLUGIN_CALL_FAILED') && /code = DeadlineExceeded/.test(err.message),
+    );
+  });
 });

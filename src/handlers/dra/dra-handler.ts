@@ -33,6 +33,8 @@ interface Instance {
   service: DraService;
   connection: DraConnection;
   registeredAt: number;
+  /** The registration's pluginClientTimeout, else the configured call timeout (kubelet: 45 s). */
+  callTimeoutMs: number;
   /** Order of registration; the newest has the highest. */
   seq: number;
 }
@@ -113,6 +115,7 @@ export class DraHandler implements BuiltinHandler {
       socketPath: context.socketPath,
       service: choice.service,
       registeredAt: this.#services.clock.now(),
+      callTimeoutMs: context.pluginClientTimeoutMs ?? this.#options.callTimeoutMs,
       seq: ++this.#seq,
       connection: new DraConnection(endpoint, (state) => this.#connectionChanged(name, endpoint, state)),
     };
@@ -249,7 +252,7 @@ export class DraHandler implements BuiltinHandler {
         instance.connection.client,
         api.prepare,
         api.prepareRequest(claims),
-        this.#options.callTimeoutMs,
+        instance.callTimeoutMs,
         signal,
         'DRA NodePrepareResources',
       ),
@@ -283,7 +286,7 @@ export class DraHandler implements BuiltinHandler {
         instance.connection.client,
         api.unprepare,
         api.unprepareRequest(claims),
-        this.#options.callTimeoutMs,
+        instance.callTimeoutMs,
         signal,
         'DRA NodeUnprepareResources',
       ),
