@@ -28,7 +28,7 @@ import { BUILTIN_HANDLER_TYPES } from './config/defaults.js';
 import { formatHostPort, type TcpAddress } from './config/listen-address.js';
 import { EventBus } from './event-bus.js';
 import { logEvent } from './event-log.js';
-import { buildHandlers } from './handler-setup.js';
+import { buildHandlers, type DaemonHandlers } from './handler-setup.js';
 import { meteredReader, meteredSource } from './metered-objects.js';
 import { createDaemonMetrics, type DaemonMetrics } from './metrics.js';
 import { createConfiguredSource } from './object-source.js';
@@ -85,6 +85,7 @@ export class Daemon implements AsyncDisposable {
   #registry: Registry | undefined;
   #grpc: GrpcDispenser | undefined;
   #pluginManager: PluginManager | undefined;
+  #handlers: DaemonHandlers | undefined;
   #source: ObjectSource | undefined;
   #objects: ObjectManagers | undefined;
   #api: ApiApp | undefined;
@@ -233,10 +234,18 @@ export class Daemon implements AsyncDisposable {
       },
     });
     this.#pluginManager = pluginManager;
-    const delegateFor = (type: string) => bridge.handlerFor(type);
-    for (const [type, handler] of buildHandlers(config.handlers, delegateFor)) {
-      pluginManager.addHandler(type, handler);
-    }
+    const handlers = await buildHandlers({
+      config,
+      logger,
+      clock,
+      emit: (event) => this.#bus.publish(event),
+      recordFacts: (instance, facts) => bridge.recordFacts(instance, facts),
+      delegateFor: (type) => bridge.handlerFor(type),
+    });
+    this.#handlers = handlers;
+    for (const handler of Object.values(handlers.builtin)) await handler.start?.(this.#abort.signal);
+    this.#stillStarting();
+    for (const [type, handler] of handlers.all) pluginManager.addHandler(type, handler);
     await pluginManager.start(this.#abort.signal);
     this.#stillStarting();
     // Restored instances are kept only if their plugin answers again (see restore-settle.ts).
@@ -270,7 +279,7 @@ export class Daemon implements AsyncDisposable {
       return { secrets: stats.secrets.watchesOpen, configmaps: stats.configMaps.watchesOpen };
     });
 
-    this.#api = await createApiApp(this.#backend(registry, pluginManager, objects, objectsModule), {
+    this.#api = await createApiApp(this.#backend(registry, pluginManager, objects, objectsModule, handlers), {
       clock,
       logger: logger.child({ component: 'api' }),
       bodyLimitBytes: config.api.bodyLimitBytes,
@@ -300,6 +309,7 @@ export class Daemon implements AsyncDisposable {
     pluginManager: PluginManager,
     objects: ObjectManagers,
     references: Pick<typeof import('../objects/index.js'), 'getSecretNames' | 'getConfigMapNames'>,
+    handlers: DaemonHandlers,
   ): ApiBackend {
     const sockets = (): SocketStatus[] => pluginManager.sockets();
     return {
@@ -328,6 +338,8 @@ export class Daemon implements AsyncDisposable {
         render: () => this.#metrics.registry.metrics(),
       },
       isReady: () => this.#state === 'ready',
+      csi: handlers.builtin.CSIPlugin,
+      dra: handlers.builtin.DRAPlugin,
       status: () =>
         buildStatus({
           version: this.#version,
@@ -371,6 +383,12 @@ export class Daemon implements AsyncDisposable {
       this.#storage && { name: 'the state database', stop: () => this.#storage?.close() },
       this.#grpc && { name: 'the plugin dispenser', stop: () => this.#grpc?.close() },
       this.#registry && { name: 'the registry', stop: () => this.#registry?.shutdown() },
+      this.#handlers && {
+        name: 'the built-in handlers',
+        stop: async () => {
+          await Promise.all(Object.values(this.#handlers?.builtin ?? {}).map((h) => h.stop?.()));
+        },
+      },
       this.#pluginManager && { name: 'the plugin manager', stop: () => this.#pluginManager?.stop() },
       this.#objects && { name: 'the object manager', stop: () => this.#objects?.stop() },
       { name: 'the API', stop: () => this.#closeApi() },

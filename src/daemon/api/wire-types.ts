@@ -74,6 +74,13 @@ export type EventView =
     }
   | { type: 'discovered' | 'socket-removed'; at: string | null; socketPath: string }
   | { type: 'lagged'; at: string | null; dropped: number }
+  /** Every instance of a DRA driver has been unusable for the wipe delay. */
+  | {
+      type: 'driver-unusable';
+      at: string | null;
+      plugin: { type: string; name: string };
+      since: string | null;
+    }
   | { type: 'storage-error'; at: string | null; error: EventError; path?: string };
 
 /** A registered pod and the objects it references (PUT/DELETE /v1/pods/{ns}/{name}, GET /v1/pods). */
