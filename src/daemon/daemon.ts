@@ -18,7 +18,7 @@ import {
   type GrpcDispenser,
   type Registry,
 } from '../registry/index.js';
-import { openSqliteStorage, type SqliteStorage, type StorageCorruptionReport } from '../storage/index.js';
+import { createSqliteStorage, type SqliteStorage, type StorageCorruptionReport } from '../storage/index.js';
 import { claimApiSocket, closeServer, listenTcp, listenUnix } from './api/api-listener.js';
 import { type ApiApp, createApiApp } from './api/api-server.js';
 import type { ApiBackend, SocketStatus } from './api/api-types.js';
@@ -178,7 +178,7 @@ export class Daemon implements AsyncDisposable {
     this.#source = source; // owned (and closed by stop) before a stop can interrupt the start
     this.#stillStarting();
 
-    this.#storage = openSqliteStorage({
+    const storage = createSqliteStorage({
       path: config.statePath,
       logger: logger.child({ component: 'storage' }),
       clock,
@@ -186,6 +186,8 @@ export class Daemon implements AsyncDisposable {
         this.#corruption = report;
       },
     });
+    this.#storage = storage;
+    await storage.start();
 
     // One gRPC dispenser serves every handler type; it watches the registry to close clients of
     // instances that went away.
@@ -193,7 +195,7 @@ export class Daemon implements AsyncDisposable {
     this.#grpc = grpc;
     const handlerTypes = [...BUILTIN_HANDLER_TYPES, ...config.handlers.map((h) => h.type)];
     const registry = createRegistry({
-      storage: this.#storage,
+      storage,
       dispensers: Object.fromEntries(handlerTypes.map((type) => [type, grpc.dispenser])),
       clock,
       logger: logger.child({ component: 'registry' }),
@@ -201,6 +203,7 @@ export class Daemon implements AsyncDisposable {
       onEvent: (event) => this.#bus.publish(event),
     });
     this.#registry = registry;
+    await registry.start();
     grpc.attach(registry);
     const bridge = createRegistryBridge({ registry, logger: logger.child({ component: 'bridge' }) });
     const restored = new Set<string>();
@@ -251,7 +254,7 @@ export class Daemon implements AsyncDisposable {
       signal: this.#abort.signal,
     });
     this.#stillStarting();
-    const removed = bridge.reconcileRestored(pluginManager.liveSocketPaths());
+    const removed = await bridge.reconcileRestored(pluginManager.liveSocketPaths());
     if (removed.length > 0)
       logger.info({ removed: removed.length }, 'dropped restored plugins whose socket is gone');
 
@@ -326,7 +329,8 @@ export class Daemon implements AsyncDisposable {
         contentType: this.#metrics.registry.contentType,
         render: () => this.#metrics.registry.metrics(),
       },
-      isReady: () => this.#state === 'ready',
+      // A registry that cannot persist refuses registrations: not ready until writes work again.
+      isReady: () => this.#state === 'ready' && registry.storageHealth().state === 'ok',
       status: () =>
         buildStatus({
           version: this.#version,
@@ -345,6 +349,7 @@ export class Daemon implements AsyncDisposable {
           objects: objects.stats(),
           sseClients: this.#bus.subscriberCount,
           corruption: this.#corruption,
+          storageHealth: registry.storageHealth(),
         }),
     };
   }
@@ -377,9 +382,9 @@ export class Daemon implements AsyncDisposable {
     await step('the plugin manager', () => this.#pluginManager?.stop());
     await step('the object manager', () => this.#objects?.stop());
     await step('the object source', () => this.#source?.close());
-    await step('the plugin dispenser', () => this.#grpc?.close());
-    await step('the registry', () => this.#registry?.shutdown());
-    await step('the state database', () => this.#storage?.close());
+    await step('the plugin dispenser', () => this.#grpc?.stop());
+    await step('the registry', () => this.#registry?.stop());
+    await step('the state database', () => this.#storage?.stop());
     this.#state = 'stopped';
     // A failed start is reported by its caller; only a daemon that ran says it stopped.
     if (wasReady) this.#logger.info('berth stopped');

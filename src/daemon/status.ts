@@ -16,6 +16,8 @@ export interface StatusInput {
   objects: ObjectManagersStats;
   sseClients: number;
   corruption: StorageCorruptionReport | undefined;
+  /** Whether registry writes reach the database (registry.storageHealth()). */
+  storageHealth?: unknown;
 }
 
 /** The GET /v1/status document (and `berth status`). */
@@ -61,6 +63,7 @@ export function buildStatus(input: StatusInput): Record<string, unknown> {
     objects: { source: config.objects.source.type, strategy: input.objects.strategy },
     storage: {
       path: config.statePath,
+      health: input.storageHealth ?? null,
       corruption: corruption
         ? {
             path: corruption.path,

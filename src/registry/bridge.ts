@@ -25,7 +25,7 @@ export interface RegistryBridge {
    * created and not registered again since) whose socket is not live.
    * Call it after the plugin manager's first directory scan. Returns what it removed.
    */
-  reconcileRestored(liveSocketPaths: ReadonlySet<string>): PluginInstanceInfo[];
+  reconcileRestored(liveSocketPaths: ReadonlySet<string>): Promise<PluginInstanceInfo[]>;
 }
 
 export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBridge {
@@ -49,7 +49,8 @@ export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBr
         validatePlugin() {},
         registerPlugin(name, endpoint, versions, context) {
           unconfirmed.delete(key(type, name, context.socketPath));
-          registry.registerPlugin({
+          // Resolves once the registration is durable, so the plugin is told Notify(true) only then.
+          return registry.registerPlugin({
             type,
             name,
             version: versions[0] ?? '',
@@ -59,10 +60,10 @@ export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBr
             options: { endpoint, socketPath: context.socketPath, versions: versions.join(',') },
           });
         },
-        deRegisterPlugin(name, _endpoint, context) {
+        async deRegisterPlugin(name, _endpoint, context) {
           unconfirmed.delete(key(type, name, context.socketPath));
           try {
-            registry.deregisterPlugin(type, name, context.socketPath);
+            await registry.deregisterPlugin(type, name, context.socketPath);
           } catch (err) {
             // Nothing of this type was ever registered: there is nothing to remove.
             if (!isBerthError(err, 'BERTH_NO_PLUGINS_FOR_TYPE')) throw err;
@@ -75,7 +76,7 @@ export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBr
       };
     },
 
-    reconcileRestored(liveSocketPaths) {
+    async reconcileRestored(liveSocketPaths) {
       const removed: PluginInstanceInfo[] = [];
       for (const [id, info] of [...unconfirmed]) {
         // An empty id was not written by this bridge and names no socket.
@@ -85,9 +86,9 @@ export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBr
         if (present === undefined) continue;
         let failure: unknown;
         try {
-          registry.deregisterPlugin(info.type, info.name, info.allocId);
+          await registry.deregisterPlugin(info.type, info.name, info.allocId);
         } catch (err) {
-          // A storage failure still removes the instance in memory; report what actually happened.
+          // Report what actually happened (a deregistration hides the instance even when its write fails).
           failure = err;
         }
         const gone = !registry.listInstances(info.type, info.name).some((e) => e.allocId === info.allocId);

@@ -2,6 +2,9 @@ import * as grpc from '@grpc/grpc-js';
 import {
   BerthError,
   errorMessage,
+  type Lifecycle,
+  LifecycleController,
+  type LifecycleState,
   type Logger,
   type PluginInstanceInfo,
   silentLogger,
@@ -24,13 +27,16 @@ export interface GrpcDispenserOptions {
   readyTimeoutMs?: number;
 }
 
-export interface GrpcDispenser {
+/**
+ * Lifecycle: usable from creation (the registry may dispense before anyone
+ * calls start); start() only marks it running; stop() closes every client,
+ * stops watching the registry, and refuses later dispenses (BERTH_SHUT_DOWN).
+ */
+export interface GrpcDispenser extends Lifecycle {
   /** Resolves with a ready @grpc/grpc-js Client for the instance's socket. */
   dispenser: PluginDispenser;
   /** Starts watching a registry (once; a second attach throws). */
   attach(registry: RegistryEvents): void;
-  /** Closes every client and stops watching the registry; idempotent. */
-  close(): void;
 }
 
 interface CachedClient {
@@ -40,7 +46,8 @@ interface CachedClient {
   ready: Promise<grpc.Client>;
 }
 
-const DEFAULT_READY_TIMEOUT_MS = 5000;
+/** The dispenser's defaults. */
+export const GRPC_DISPENSER_DEFAULTS = { readyTimeoutMs: 5000 } as const;
 
 /**
  * A dispenser of generic gRPC clients, one per instance (type, name, allocId),
@@ -49,10 +56,17 @@ const DEFAULT_READY_TIMEOUT_MS = 5000;
  */
 export function createGrpcDispenser(options: GrpcDispenserOptions = {}): GrpcDispenser {
   const logger = options.logger ?? silentLogger;
-  const readyTimeoutMs = options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
+  const readyTimeoutMs = options.readyTimeoutMs ?? GRPC_DISPENSER_DEFAULTS.readyTimeoutMs;
   const clients = new Map<string, CachedClient>();
   const stop = new AbortController();
   let closed = false;
+  const lifecycle = new LifecycleController({
+    onStop: () => {
+      closed = true;
+      stop.abort();
+      for (const key of [...clients.keys()]) drop(key, 'dispenser stopped');
+    },
+  });
   let registry: RegistryEvents | undefined;
 
   const drop = (key: string, reason: string) => {
@@ -99,7 +113,7 @@ export function createGrpcDispenser(options: GrpcDispenserOptions = {}): GrpcDis
   if (options.registry !== undefined) attach(options.registry);
 
   const dispenser: PluginDispenser = (info) => {
-    if (closed) throw new BerthError('BERTH_SHUT_DOWN', 'the gRPC plugin dispenser is closed');
+    if (closed) throw new BerthError('BERTH_SHUT_DOWN', 'the gRPC plugin dispenser was stopped');
     const socketPath = info.connectionInfo?.socketPath ?? '';
     if (socketPath === '') {
       throw new BerthError(
@@ -137,12 +151,12 @@ export function createGrpcDispenser(options: GrpcDispenserOptions = {}): GrpcDis
   return {
     dispenser,
     attach,
-    close() {
-      if (closed) return;
-      closed = true;
-      stop.abort();
-      for (const key of [...clients.keys()]) drop(key, 'dispenser closed');
+    get state(): LifecycleState {
+      return lifecycle.state;
     },
+    start: (signal) => lifecycle.start(signal),
+    stop: () => lifecycle.stop(),
+    [Symbol.asyncDispose]: () => lifecycle.stop(),
   };
 }
 
