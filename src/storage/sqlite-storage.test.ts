@@ -180,6 +180,66 @@ describe('SQLite storage', () => {
     }
   });
 
+  it('migrates a version 2 database (dense positions) to one row per instance, keeping the order', async () => {
+    const dir = createTempDir();
+    try {
+      const path = dir.join('state.db');
+      // A database as version 2 of the schema wrote it (the whole-registry rewrite layout).
+      const v2 = new Database(path);
+      v2.pragma('journal_mode = WAL');
+      v2.exec(`
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+        CREATE TABLE plugin_types (type TEXT PRIMARY KEY) STRICT;
+        CREATE TABLE plugin_instances (
+          type TEXT NOT NULL, name TEXT NOT NULL, position INTEGER NOT NULL,
+          alloc_id TEXT NOT NULL, info_json TEXT NOT NULL, PRIMARY KEY (type, name, position)
+        ) STRICT;
+        CREATE TABLE plugin_names (type TEXT NOT NULL, name TEXT NOT NULL, PRIMARY KEY (type, name)) STRICT;
+        INSERT INTO meta VALUES ('schema_version', '2'), ('registry_state_written', '1');
+        INSERT INTO plugin_types VALUES ('csi-node'), ('csi-controller');
+        INSERT INTO plugin_names VALUES ('csi-node', 'my-plugin'), ('csi-node', 'other'), ('csi-node', 'emptied');
+      `);
+      const insert = v2.prepare('INSERT INTO plugin_instances VALUES (?, ?, ?, ?, ?)');
+      ['alloc-2', 'alloc-1', 'alloc-0'].forEach((allocId, position) => {
+        const n = Number(allocId.slice(-1));
+        insert.run('csi-node', 'my-plugin', position, allocId, JSON.stringify(instance(n)));
+      });
+      insert.run('csi-node', 'other', 0, 'alloc-7', JSON.stringify(instance(7, 'other')));
+      v2.close();
+
+      const storage = await openSqliteStorage({ path });
+      assert.equal(storage.schemaVersion, 3);
+      const expected: RegistryState = {
+        plugins: {
+          'csi-controller': {},
+          'csi-node': {
+            emptied: [],
+            'my-plugin': [instance(2), instance(1), instance(0)],
+            other: [instance(7, 'other')],
+          },
+        },
+      };
+      assert.deepEqual(storage.getDynamicPluginRegistryState(), expected);
+      // The incremental path continues the converted order: a new instance goes in front.
+      await storage.applyChanges([{ op: 'put', info: instance(3), front: true }]);
+      await storage.stop();
+      const reopened = await openSqliteStorage({ path });
+      assert.deepEqual(
+        reopened.getDynamicPluginRegistryState()?.plugins['csi-node']?.['my-plugin']?.map((i) => i.allocId),
+        ['alloc-3', 'alloc-2', 'alloc-1', 'alloc-0'],
+      );
+      await reopened.stop();
+      const db = new Database(path, { readonly: true });
+      const columns = (
+        db.prepare('PRAGMA table_info(plugin_instances)').all() as Array<{ name: string }>
+      ).map((c) => c.name);
+      assert.deepEqual(columns, ['type', 'name', 'alloc_id', 'seq', 'info_json']);
+      db.close();
+    } finally {
+      dir.remove();
+    }
+  });
+
   it('refuses a database from a newer berth and leaves it untouched', async () => {
     const dir = createTempDir();
     try {
