@@ -347,7 +347,7 @@ class DynamicPluginRegistry implements Registry {
     }
     while (this.#queue.length > 0 || this.#retryWanted) {
       this.#retryWanted = false;
-      await this.#commit(this.#queue.splice(0));
+      await this.#commit(this.#queue.splice(0, this.#options.maxBatch));
     }
   }
 
