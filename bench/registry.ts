@@ -10,9 +10,9 @@
  *    (each subscriber has its own queue).
  */
 import { setMaxListeners } from 'node:events';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import type { PluginInstanceInfo, RegistryEvent } from '../src/common/index.js';
-import { createRegistry, type Registry } from '../src/registry/index.js';
+import { createRegistry, REGISTRY_DEFAULTS, type Registry } from '../src/registry/index.js';
 import {
   createMemoryStorage,
   createSqliteStorage,
@@ -303,6 +303,8 @@ interface LoopDelay {
   registrations: number;
   ms: number;
   submitMs: number;
+  /** The longest garbage-collection pause seen during the burst. */
+  maxGcMs: number;
   transactions: number;
   p50: number;
   p99: number;
@@ -322,16 +324,24 @@ async function measureLoopDelay(dir: string): Promise<LoopDelay> {
     const idle = { p99: quiet.percentile(99) / 1e6, max: quiet.max / 1e6 };
     const histogram = monitorEventLoopDelay({ resolution: 1 });
     const before = storage.writeStats.transactions;
+    let maxGcMs = 0;
+    const gc = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) maxGcMs = Math.max(maxGcMs, entry.duration);
+    });
+    gc.observe({ entryTypes: ['gc'] });
     histogram.enable();
     const { ms, submitMs } = await timedBurst(registry, 5000, 'burst');
     // One more turn so a stall at the very end is sampled too.
     await new Promise((resolve) => setTimeout(resolve, 5));
     histogram.disable();
+    for (const entry of gc.takeRecords()) maxGcMs = Math.max(maxGcMs, entry.duration);
+    gc.disconnect();
     return {
       idle,
       registrations: 5000,
       ms,
       submitMs,
+      maxGcMs,
       transactions: storage.writeStats.transactions - before,
       p50: histogram.percentile(50) / 1e6,
       p99: histogram.percentile(99) / 1e6,
@@ -491,7 +501,8 @@ export async function registryBenchmark(): Promise<BenchSection> {
           `${formatMs(loop.ms)}, ${loop.transactions} transactions): p50 ${formatMs(loop.p50)}, p99 ` +
           `${formatMs(loop.p99)}, max ${formatMs(loop.max)}. Of that, the benchmark's own loop making the ` +
           `${loop.registrations} calls held the event loop for ${formatMs(loop.submitMs)} in one piece (in the ` +
-          'daemon each registration arrives in its own callback); the registry works in batches of at most 256. ' +
+          'daemon each registration arrives in its own callback), and the longest garbage-collection pause was ' +
+          `${formatMs(loop.maxGcMs)}; the registry works in batches of at most ${REGISTRY_DEFAULTS.maxBatch}. ` +
           `The same monitor on the idle process just before: p99 ${formatMs(loop.idle.p99)}, max ` +
           `${formatMs(loop.idle.max)} (the shared machine's own scheduling noise).`,
         `With a ${HUGE_NAME_BYTES / 1024 / 1024} MB-named plugin registered, other registrations took p50 ` +

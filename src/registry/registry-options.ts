@@ -50,8 +50,8 @@ export const REGISTRY_DEFAULTS: {
   // Nomad's WaitForPlugin: 200 ms, doubling, capped at 5 s.
   waitPoll: { initialMs: 200, maxMs: 5000, factor: 2 },
   storageRetry: { initialMs: 500, maxMs: 30_000, factor: 2 },
-  // About 1-2 ms of main-thread work per batch on this machine; fsyncs are amortised well before that.
-  maxBatch: 256,
+  // A few ms of main-thread work per batch (plan, hand-off, events); fsyncs are amortised well before that.
+  maxBatch: 128,
 };
 
 export interface ResolvedRegistryOptions {

@@ -125,9 +125,9 @@ describe('registry on SQLite: incremental, group-committed writes', () => {
       Array.from({ length: 300 }, (_, n) => registry.registerPlugin(nodePlugin(n, { name: `p-${n % 7}` }))),
     );
     const after = storage.writeStats;
-    // At most maxBatch changes per transaction: 300 made together take ceil(300 / 256) = 2.
-    assert.equal(REGISTRY_DEFAULTS.maxBatch, 256);
-    assert.equal(after.transactions - before.transactions, 2, 'two transactions for 300 registrations');
+    // At most maxBatch changes per transaction: 300 made together take ceil(300 / 128) = 3.
+    assert.equal(REGISTRY_DEFAULTS.maxBatch, 128);
+    assert.equal(after.transactions - before.transactions, 3, 'three transactions for 300 registrations');
     assert.equal(after.changes - before.changes, 300);
     // Deregistrations and registrations mixed in one batch, in order.
     await Promise.all([

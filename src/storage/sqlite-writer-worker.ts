@@ -9,7 +9,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { createChangeWriter } from './sqlite-rows.js';
-import type { WriterInit, WriterReply, WriterRequest } from './sqlite-writer-protocol.js';
+import type { RegistryChange, WriterInit, WriterReply, WriterRequest } from './sqlite-writer-protocol.js';
 
 const init = workerData as WriterInit;
 const port = parentPort;
@@ -54,7 +54,7 @@ port.on('message', (request: WriterRequest) => {
   }
   try {
     connection ??= connect();
-    const rows = connection.write(request.changes);
+    const rows = connection.write(JSON.parse(request.changesJson) as RegistryChange[]);
     port.postMessage({ id: request.id, ok: true, rows } satisfies WriterReply);
   } catch (err) {
     drop();

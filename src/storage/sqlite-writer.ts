@@ -30,7 +30,7 @@ export class SqliteWriter {
 
   /** Applies one batch in one transaction; resolves with the rows SQLite changed. */
   apply(changes: readonly RegistryChange[]): Promise<number> {
-    return this.#request({ kind: 'apply', id: 0, changes });
+    return this.#request({ kind: 'apply', id: 0, changesJson: JSON.stringify(changes) });
   }
 
   /** Closes the connection; the thread ends. Waits for writes already posted. */
