@@ -10,6 +10,7 @@ import {
   silentLogger,
 } from '../common/index.js';
 import { copyInfo, sameDefinition } from './instance-info.js';
+import { GRPC_DISPENSER_DEFAULTS } from './registry-options.js';
 import type { PluginDispenser, Registry } from './types.js';
 
 /** What the dispenser needs of a registry: its events, and its instances to check them against. */
@@ -45,9 +46,6 @@ interface CachedClient {
   client: grpc.Client;
   ready: Promise<grpc.Client>;
 }
-
-/** The dispenser's defaults. */
-export const GRPC_DISPENSER_DEFAULTS = { readyTimeoutMs: 5000 } as const;
 
 /**
  * A dispenser of generic gRPC clients, one per instance (type, name, allocId),

@@ -54,6 +54,12 @@ export const REGISTRY_DEFAULTS: {
   maxBatch: 128,
 };
 
+/** The gRPC dispenser's defaults. */
+export const GRPC_DISPENSER_DEFAULTS = {
+  /** How long a new client may take to become ready (ms). */
+  readyTimeoutMs: 5000,
+} as const;
+
 export interface ResolvedRegistryOptions {
   storage: RegistryStorage | undefined;
   dispensers: Map<string, PluginDispenser>;
