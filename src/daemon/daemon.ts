@@ -18,7 +18,7 @@ import {
   type GrpcDispenser,
   type Registry,
 } from '../registry/index.js';
-import { openSqliteStorage, type SqliteStorage, type StorageCorruptionReport } from '../storage/index.js';
+import { createSqliteStorage, type SqliteStorage, type StorageCorruptionReport } from '../storage/index.js';
 import { claimApiSocket, closeServer, listenTcp, listenUnix } from './api/api-listener.js';
 import { type ApiApp, createApiApp } from './api/api-server.js';
 import type { ApiBackend, SocketStatus } from './api/api-types.js';
@@ -180,7 +180,7 @@ export class Daemon implements AsyncDisposable {
     this.#source = source; // owned (and closed by stop) before a stop can interrupt the start
     this.#stillStarting();
 
-    this.#storage = openSqliteStorage({
+    const storage = createSqliteStorage({
       path: config.statePath,
       logger: logger.child({ component: 'storage' }),
       clock,
@@ -188,6 +188,8 @@ export class Daemon implements AsyncDisposable {
         this.#corruption = report;
       },
     });
+    this.#storage = storage;
+    await storage.start();
 
     // One gRPC dispenser serves every handler type; it watches the registry to close clients of
     // instances that went away.
@@ -195,7 +197,7 @@ export class Daemon implements AsyncDisposable {
     this.#grpc = grpc;
     const handlerTypes = [...BUILTIN_HANDLER_TYPES, ...config.handlers.map((h) => h.type)];
     const registry = createRegistry({
-      storage: this.#storage,
+      storage,
       dispensers: Object.fromEntries(handlerTypes.map((type) => [type, grpc.dispenser])),
       clock,
       logger: logger.child({ component: 'registry' }),
@@ -203,6 +205,7 @@ export class Daemon implements AsyncDisposable {
       onEvent: (event) => this.#bus.publish(event),
     });
     this.#registry = registry;
+    await registry.start();
     grpc.attach(registry);
     const bridge = createRegistryBridge({ registry, logger: logger.child({ component: 'bridge' }) });
     const restored = new Set<string>();
@@ -261,7 +264,7 @@ export class Daemon implements AsyncDisposable {
       signal: this.#abort.signal,
     });
     this.#stillStarting();
-    const removed = bridge.reconcileRestored(pluginManager.liveSocketPaths());
+    const removed = await bridge.reconcileRestored(pluginManager.liveSocketPaths());
     if (removed.length > 0)
       logger.info({ removed: removed.length }, 'dropped restored plugins whose socket is gone');
 
@@ -337,7 +340,8 @@ export class Daemon implements AsyncDisposable {
         contentType: this.#metrics.registry.contentType,
         render: () => this.#metrics.registry.metrics(),
       },
-      isReady: () => this.#state === 'ready',
+      // A registry that cannot persist refuses registrations: not ready until writes work again.
+      isReady: () => this.#state === 'ready' && registry.storageHealth().state === 'ok',
       csi: handlers.builtin.CSIPlugin,
       dra: handlers.builtin.DRAPlugin,
       status: () =>
@@ -358,6 +362,7 @@ export class Daemon implements AsyncDisposable {
           objects: objects.stats(),
           sseClients: this.#bus.subscriberCount,
           corruption: this.#corruption,
+          storageHealth: registry.storageHealth(),
         }),
     };
   }
@@ -380,9 +385,9 @@ export class Daemon implements AsyncDisposable {
     // stopInReverse stops them newest first under the shutdown deadline.
     const children: Array<StoppableChild | undefined> = [
       this.#source && { name: 'the object source', stop: () => this.#source?.stop() },
-      this.#storage && { name: 'the state database', stop: () => this.#storage?.close() },
-      this.#grpc && { name: 'the plugin dispenser', stop: () => this.#grpc?.close() },
-      this.#registry && { name: 'the registry', stop: () => this.#registry?.shutdown() },
+      this.#storage && { name: 'the state database', stop: () => this.#storage?.stop() },
+      this.#grpc && { name: 'the plugin dispenser', stop: () => this.#grpc?.stop() },
+      this.#registry && { name: 'the registry', stop: () => this.#registry?.stop() },
       this.#handlers && {
         name: 'the built-in handlers',
         stop: async () => {
