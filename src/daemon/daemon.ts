@@ -18,7 +18,7 @@ import {
   type GrpcDispenser,
   type Registry,
 } from '../registry/index.js';
-import { openSqliteStorage, type SqliteStorage, type StorageCorruptionReport } from '../storage/index.js';
+import { createSqliteStorage, type SqliteStorage, type StorageCorruptionReport } from '../storage/index.js';
 import { claimApiSocket, closeServer, listenTcp, listenUnix } from './api/api-listener.js';
 import { type ApiApp, createApiApp } from './api/api-server.js';
 import type { ApiBackend, SocketStatus } from './api/api-types.js';
@@ -28,7 +28,7 @@ import { BUILTIN_HANDLER_TYPES } from './config/defaults.js';
 import { formatHostPort, type TcpAddress } from './config/listen-address.js';
 import { EventBus } from './event-bus.js';
 import { logEvent } from './event-log.js';
-import { buildHandlers } from './handler-setup.js';
+import { buildHandlers, type DaemonHandlers } from './handler-setup.js';
 import { meteredReader, meteredSource } from './metered-objects.js';
 import { createDaemonMetrics, type DaemonMetrics } from './metrics.js';
 import { createConfiguredSource } from './object-source.js';
@@ -85,6 +85,7 @@ export class Daemon implements AsyncDisposable {
   #registry: Registry | undefined;
   #grpc: GrpcDispenser | undefined;
   #pluginManager: PluginManager | undefined;
+  #handlers: DaemonHandlers | undefined;
   #source: ObjectSource | undefined;
   #objects: ObjectManagers | undefined;
   #api: ApiApp | undefined;
@@ -179,7 +180,7 @@ export class Daemon implements AsyncDisposable {
     this.#source = source; // owned (and closed by stop) before a stop can interrupt the start
     this.#stillStarting();
 
-    this.#storage = openSqliteStorage({
+    const storage = createSqliteStorage({
       path: config.statePath,
       logger: logger.child({ component: 'storage' }),
       clock,
@@ -187,6 +188,8 @@ export class Daemon implements AsyncDisposable {
         this.#corruption = report;
       },
     });
+    this.#storage = storage;
+    await storage.start();
 
     // One gRPC dispenser serves every handler type; it watches the registry to close clients of
     // instances that went away.
@@ -194,7 +197,7 @@ export class Daemon implements AsyncDisposable {
     this.#grpc = grpc;
     const handlerTypes = [...BUILTIN_HANDLER_TYPES, ...config.handlers.map((h) => h.type)];
     const registry = createRegistry({
-      storage: this.#storage,
+      storage,
       dispensers: Object.fromEntries(handlerTypes.map((type) => [type, grpc.dispenser])),
       clock,
       logger: logger.child({ component: 'registry' }),
@@ -202,6 +205,7 @@ export class Daemon implements AsyncDisposable {
       onEvent: (event) => this.#bus.publish(event),
     });
     this.#registry = registry;
+    await registry.start();
     grpc.attach(registry);
     const bridge = createRegistryBridge({ registry, logger: logger.child({ component: 'bridge' }) });
     const restored = new Set<string>();
@@ -233,10 +237,18 @@ export class Daemon implements AsyncDisposable {
       },
     });
     this.#pluginManager = pluginManager;
-    const delegateFor = (type: string) => bridge.handlerFor(type);
-    for (const [type, handler] of buildHandlers(config.handlers, delegateFor)) {
-      pluginManager.addHandler(type, handler);
-    }
+    const handlers = await buildHandlers({
+      config,
+      logger,
+      clock,
+      emit: (event) => this.#bus.publish(event),
+      recordFacts: (instance, facts) => bridge.recordFacts(instance, facts),
+      delegateFor: (type) => bridge.handlerFor(type),
+    });
+    this.#handlers = handlers;
+    for (const handler of Object.values(handlers.builtin)) await handler.start?.(this.#abort.signal);
+    this.#stillStarting();
+    for (const [type, handler] of handlers.all) pluginManager.addHandler(type, handler);
     await pluginManager.start(this.#abort.signal);
     this.#stillStarting();
     // Restored instances are kept only if their plugin answers again (see restore-settle.ts).
@@ -252,7 +264,7 @@ export class Daemon implements AsyncDisposable {
       signal: this.#abort.signal,
     });
     this.#stillStarting();
-    const removed = bridge.reconcileRestored(pluginManager.liveSocketPaths());
+    const removed = await bridge.reconcileRestored(pluginManager.liveSocketPaths());
     if (removed.length > 0)
       logger.info({ removed: removed.length }, 'dropped restored plugins whose socket is gone');
 
@@ -270,7 +282,7 @@ export class Daemon implements AsyncDisposable {
       return { secrets: stats.secrets.watchesOpen, configmaps: stats.configMaps.watchesOpen };
     });
 
-    this.#api = await createApiApp(this.#backend(registry, pluginManager, objects, objectsModule), {
+    this.#api = await createApiApp(this.#backend(registry, pluginManager, objects, objectsModule, handlers), {
       clock,
       logger: logger.child({ component: 'api' }),
       bodyLimitBytes: config.api.bodyLimitBytes,
@@ -300,6 +312,7 @@ export class Daemon implements AsyncDisposable {
     pluginManager: PluginManager,
     objects: ObjectManagers,
     references: Pick<typeof import('../objects/index.js'), 'getSecretNames' | 'getConfigMapNames'>,
+    handlers: DaemonHandlers,
   ): ApiBackend {
     const sockets = (): SocketStatus[] => pluginManager.sockets();
     return {
@@ -327,7 +340,10 @@ export class Daemon implements AsyncDisposable {
         contentType: this.#metrics.registry.contentType,
         render: () => this.#metrics.registry.metrics(),
       },
-      isReady: () => this.#state === 'ready',
+      // A registry that cannot persist refuses registrations: not ready until writes work again.
+      isReady: () => this.#state === 'ready' && registry.storageHealth().state === 'ok',
+      csi: handlers.builtin.CSIPlugin,
+      dra: handlers.builtin.DRAPlugin,
       status: () =>
         buildStatus({
           version: this.#version,
@@ -346,6 +362,7 @@ export class Daemon implements AsyncDisposable {
           objects: objects.stats(),
           sseClients: this.#bus.subscriberCount,
           corruption: this.#corruption,
+          storageHealth: registry.storageHealth(),
         }),
     };
   }
@@ -368,9 +385,15 @@ export class Daemon implements AsyncDisposable {
     // stopInReverse stops them newest first under the shutdown deadline.
     const children: Array<StoppableChild | undefined> = [
       this.#source && { name: 'the object source', stop: () => this.#source?.stop() },
-      this.#storage && { name: 'the state database', stop: () => this.#storage?.close() },
-      this.#grpc && { name: 'the plugin dispenser', stop: () => this.#grpc?.close() },
-      this.#registry && { name: 'the registry', stop: () => this.#registry?.shutdown() },
+      this.#storage && { name: 'the state database', stop: () => this.#storage?.stop() },
+      this.#grpc && { name: 'the plugin dispenser', stop: () => this.#grpc?.stop() },
+      this.#registry && { name: 'the registry', stop: () => this.#registry?.stop() },
+      this.#handlers && {
+        name: 'the built-in handlers',
+        stop: async () => {
+          await Promise.all(Object.values(this.#handlers?.builtin ?? {}).map((h) => h.stop?.()));
+        },
+      },
       this.#pluginManager && { name: 'the plugin manager', stop: () => this.#pluginManager?.stop() },
       this.#objects && { name: 'the object manager', stop: () => this.#objects?.stop() },
       { name: 'the API', stop: () => this.#closeApi() },

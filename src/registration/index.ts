@@ -14,4 +14,11 @@ export type {
   RegistrationInfo,
   RegistrationStatus,
 } from './types.js';
-export { type ExampleVersion, exampleVersions, methodPath } from './wire.js';
+export { callUnary } from './unary-call.js';
+export {
+  type ExampleVersion,
+  exampleVersions,
+  methodPath,
+  unary as unaryMethod,
+  unixTarget,
+} from './wire.js';

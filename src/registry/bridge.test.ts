@@ -1,9 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { isBerthError } from '../common/index.js';
 import type { PluginCallContext } from '../handlers/types.js';
-import { openSqliteStorage } from '../storage/index.js';
+import { createSqliteStorage, type SqliteStorage } from '../storage/index.js';
 import { createTempDir } from '../testing/index.js';
 import { createRegistry, createRegistryBridge } from './index.js';
+
+async function openSqliteStorage(options: { path: string }): Promise<SqliteStorage> {
+  const storage = createSqliteStorage(options);
+  await storage.start();
+  return storage;
+}
 
 function context(socketPath: string, type = 'csi'): PluginCallContext {
   return { type, socketPath, foundInDeprecatedDir: false };
@@ -64,24 +71,24 @@ describe('registry bridge', () => {
     const dir = createTempDir();
     try {
       const path = dir.join('state.db');
-      const storage = openSqliteStorage({ path });
+      const storage = await openSqliteStorage({ path });
       const before = createRegistry({ storage });
       const handler = createRegistryBridge({ registry: before }).handlerFor('csi');
       await handler.registerPlugin('a', '/run/a.sock', ['1'], context('/reg/a.sock'));
       await handler.registerPlugin('b', '/run/b.sock', ['1'], context('/reg/b.sock'));
       await handler.registerPlugin('b', '/run/b2.sock', ['1'], context('/reg/b2.sock'));
       await handler.registerPlugin('c', '/run/c.sock', ['1'], context('/reg/c.sock'));
-      before.shutdown();
-      storage.close();
+      await before.stop();
+      await storage.stop();
 
       // The daemon restarts: the registry restores all four instances.
-      const restoredStorage = openSqliteStorage({ path });
+      const restoredStorage = await openSqliteStorage({ path });
       try {
         const registry = createRegistry({ storage: restoredStorage });
         const bridge = createRegistryBridge({ registry });
         // The plugin manager re-registers c before the scan completes (its socket is not in the scan set).
         await bridge.handlerFor('csi').registerPlugin('c', '/run/c.sock', ['1'], context('/reg/c.sock'));
-        const removed = bridge.reconcileRestored(new Set(['/reg/a.sock', '/reg/b.sock']));
+        const removed = await bridge.reconcileRestored(new Set(['/reg/a.sock', '/reg/b.sock']));
         assert.deepEqual(removed.map((i) => `${i.name}@${i.allocId}`).sort(), ['b@/reg/b2.sock']);
         assert.deepEqual(
           registry.listInstances('csi', 'b').map((i) => i.allocId),
@@ -90,19 +97,13 @@ describe('registry bridge', () => {
         );
         assert.equal(registry.listInstances('csi', 'a').length, 1);
         assert.equal(registry.listInstances('csi', 'c').length, 1, 'confirmed by the plugin manager: kept');
-        assert.deepEqual(
-          bridge
-            .reconcileRestored(new Set())
-            .map((i) => i.name)
-            .sort(),
-          ['a', 'b'],
-        );
-        assert.deepEqual(bridge.reconcileRestored(new Set()), [], 'nothing restored is left to check');
-        registry.shutdown();
+        assert.deepEqual((await bridge.reconcileRestored(new Set())).map((i) => i.name).sort(), ['a', 'b']);
+        assert.deepEqual(await bridge.reconcileRestored(new Set()), [], 'nothing restored is left to check');
+        await registry.stop();
       } finally {
-        restoredStorage.close();
+        await restoredStorage.stop();
       }
-      const after = openSqliteStorage({ path });
+      const after = await openSqliteStorage({ path });
       try {
         const registry = createRegistry({ storage: after });
         assert.deepEqual(
@@ -111,10 +112,45 @@ describe('registry bridge', () => {
           'the removals were persisted',
         );
       } finally {
-        after.close();
+        await after.stop();
       }
     } finally {
       dir.remove();
     }
+  });
+
+  it('records handler facts on the instance: with the registration, then as updates, never over its own keys', async () => {
+    const registry = createRegistry();
+    const bridge = createRegistryBridge({ registry });
+    const handler = bridge.handlerFor('csi');
+    const ref = { type: 'csi', name: 'p', socketPath: '/reg/p.sock' };
+    // Recorded while the registration is under way: it lands with the instance (no extra event).
+    bridge.recordFacts(ref, { 'csi.nodeId': 'n1' });
+    const events = registry.subscribe('csi');
+    const iterator = events[Symbol.asyncIterator]();
+    await handler.registerPlugin('p', '/run/p.sock', ['1.0.0'], context('/reg/p.sock'));
+    const registered = await iterator.next();
+    assert.equal(registered.value?.type, 'registered');
+    assert.equal(registry.listInstances('csi', 'p')[0]?.options['csi.nodeId'], 'n1');
+    // Later facts update the instance in place.
+    bridge.recordFacts(ref, { 'csi.nodeId': 'n2', 'csi.vendorVersion': '1.2' });
+    const updated = await iterator.next();
+    assert.equal(updated.value?.type, 'updated');
+    assert.deepEqual(registry.listInstances('csi', 'p')[0]?.options, {
+      endpoint: '/run/p.sock',
+      socketPath: '/reg/p.sock',
+      versions: '1.0.0',
+      'csi.nodeId': 'n2',
+      'csi.vendorVersion': '1.2',
+    });
+    assert.throws(
+      () => bridge.recordFacts(ref, { endpoint: '/elsewhere' }),
+      (err: unknown) => isBerthError(err, 'BERTH_INVALID_ARGUMENT'),
+    );
+    // After deregistration facts wait for the next registration again; stale ones do not linger.
+    await handler.deRegisterPlugin('p', '/run/p.sock', context('/reg/p.sock'));
+    await handler.registerPlugin('p', '/run/p.sock', ['1.0.0'], context('/reg/p.sock'));
+    assert.equal(registry.listInstances('csi', 'p')[0]?.options['csi.nodeId'], undefined);
+    await registry.stop();
   });
 });

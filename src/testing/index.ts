@@ -7,9 +7,14 @@
  */
 export { connectedServer } from './connected-server.js';
 export { type CountingSource, countingSource, type GatedSource, gatedSource } from './counting-source.js';
+
+export { type CsiTestDriver, type CsiTestDriverBehaviour, startCsiTestDriver } from './csi-test-driver.js';
+export { type DraTestDriver, type DraTestDriverBehaviour, startDraTestDriver } from './dra-test-driver.js';
 export { type EtcdServer, type EtcdServerOptions, startEtcdServer } from './etcd-server.js';
 export { createExampleHandler, ExampleHandler, type ExampleHandlerOptions } from './example-handler.js';
 export { FakeClock, settle } from './fake-clock.js';
+export { type GrpcTestServer, grpcServiceError, startGrpcTestServer } from './grpc-test-server.js';
+export { type RecordingServices, recordingServices } from './handler-services.js';
 export {
   configMap,
   countedSecrets,

@@ -3,6 +3,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Clock, Logger } from '../../common/index.js';
 import type { ApiBackend } from './api-types.js';
 import { errorBody, httpStatusFor, toApiError } from './http-errors.js';
+import { csiRoutes } from './routes/csi.js';
+import { draRoutes } from './routes/dra.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { objectRoutes } from './routes/objects.js';
@@ -73,6 +75,8 @@ export async function createApiApp(backend: ApiBackend, options: ApiAppOptions):
   });
   podRoutes(app, backend.pods);
   objectRoutes(app, backend.objects);
+  csiRoutes(app, backend.csi);
+  draRoutes(app, backend.dra);
   healthRoutes(app, {
     isReady: () => backend.isReady(),
     status: () => backend.status(),

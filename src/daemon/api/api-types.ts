@@ -1,4 +1,5 @@
 import type { PluginInstanceInfo } from '../../common/index.js';
+import type { ClaimRef, ClaimsResult, CsiDriverView, DraDriverView } from '../../handlers/index.js';
 import type { KubeObject, ObjectResource } from '../../objects/index.js';
 import type { SocketStatus } from '../../plugin-manager/index.js';
 import type { EventBus } from '../event-bus.js';
@@ -61,4 +62,20 @@ export interface ApiBackend {
   status(): StatusView;
   /** True once state is restored and the first scan is done, until shutdown begins. */
   isReady(): boolean;
+  /** The CSI handler's drivers (GET /v1/csi/drivers); absent: the route answers 404. */
+  csi?: CsiDriverCatalog;
+  /** The DRA handler's drivers and claim calls (/v1/dra/drivers...). */
+  dra?: DraDriverService;
+}
+
+/** The CSI handler's read side. */
+export interface CsiDriverCatalog {
+  drivers(): CsiDriverView[];
+}
+
+/** The DRA handler's side the API uses. */
+export interface DraDriverService {
+  drivers(): DraDriverView[];
+  prepare(driver: string, claims: ClaimRef[], signal?: AbortSignal): Promise<ClaimsResult>;
+  unprepare(driver: string, claims: ClaimRef[], signal?: AbortSignal): Promise<ClaimsResult>;
 }

@@ -78,6 +78,8 @@ export function eventView(event: PluginEvent): EventView {
       return { type: event.type, at, socketPath: event.socketPath };
     case 'lagged':
       return { type: event.type, at, dropped: event.dropped };
+    case 'driver-unusable':
+      return { type: event.type, at, plugin: { ...event.plugin }, since: isoTime(event.since) };
     case 'storage-error': {
       const view: EventView = { type: event.type, at, error: event.error };
       if (event.path !== undefined) view.path = event.path;

@@ -74,6 +74,13 @@ export type EventView =
     }
   | { type: 'discovered' | 'socket-removed'; at: string | null; socketPath: string }
   | { type: 'lagged'; at: string | null; dropped: number }
+  /** Every instance of a DRA driver has been unusable for the wipe delay. */
+  | {
+      type: 'driver-unusable';
+      at: string | null;
+      plugin: { type: string; name: string };
+      since: string | null;
+    }
   | { type: 'storage-error'; at: string | null; error: EventError; path?: string };
 
 /** A registered pod and the objects it references (PUT/DELETE /v1/pods/{ns}/{name}, GET /v1/pods). */
@@ -131,6 +138,8 @@ export interface StatusView {
   objects: { source: string; strategy: string };
   storage: {
     path: string;
+    /** Whether registry writes reach the disk; null before the registry exists. */
+    health: StorageHealthView | null;
     corruption: {
       path: string;
       movedTo: string;
@@ -139,3 +148,15 @@ export interface StatusView {
     } | null;
   };
 }
+
+/** The registry's storage health in /v1/status (times as ISO strings). */
+export type StorageHealthView =
+  | { state: 'ok'; failures: number }
+  | {
+      state: 'failing';
+      failures: number;
+      since: string | null;
+      lastError: { code: string; message: string };
+      pendingDeletes: number;
+      retryAt: string | null;
+    };

@@ -128,6 +128,19 @@ export const configFileSchema = z.strictObject({
     })
     .optional(),
   shutdownTimeout: duration.optional(),
+  /** Options of the built-in handlers, one section per type (defaults in src/handlers/<type>/*-options.ts). */
+  handlerOptions: z
+    .strictObject({
+      CSIPlugin: z.strictObject({ callTimeout: duration.optional() }).optional(),
+      DRAPlugin: z
+        .strictObject({
+          wipeDelay: duration.optional(),
+          callTimeout: duration.optional(),
+          maxClaimsPerCall: positiveInt.optional(),
+        })
+        .optional(),
+    })
+    .optional(),
 });
 
 export type ConfigFile = z.output<typeof configFileSchema>;

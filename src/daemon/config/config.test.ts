@@ -46,6 +46,15 @@ describe('config file validation', () => {
         'config /x.yaml: handlers[1].type: duplicate of handlers[0]',
       ],
       [{ handlers: [{ versions: ['1'] }] }, 'config /x.yaml: handlers[0].type: expected a string'],
+      [{ handlerOptions: { Foo: {} } }, 'config /x.yaml: handlerOptions.Foo: unknown key'],
+      [
+        { handlerOptions: { DRAPlugin: { wipeDelay: 'soon' } } },
+        'config /x.yaml: handlerOptions.DRAPlugin.wipeDelay: expected a duration',
+      ],
+      [
+        { handlerOptions: { DRAPlugin: { maxClaimsPerCall: 0 } } },
+        'config /x.yaml: handlerOptions.DRAPlugin.maxClaimsPerCall: expected a number greater than 0',
+      ],
       [
         { objects: { source: 'nfs' } },
         'config /x.yaml: objects.source.type: expected one of directory|etcd|kubernetes',

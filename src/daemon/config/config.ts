@@ -46,6 +46,11 @@ export interface DaemonConfig {
   objects: { source: ObjectSourceConfig; strategy: ObjectStrategy; ttlMs: number };
   shutdownTimeoutMs: number;
   api: { bodyLimitBytes: number; sseQueueSize: number; sseHeartbeatMs: number };
+  /**
+   * Each built-in handler's options (HandlerServices.options), durations in
+   * milliseconds (`wipeDelay` → `wipeDelayMs`); absent keys take the handler's defaults.
+   */
+  handlerOptions: Record<string, Record<string, unknown>>;
 }
 
 /** What `berth run` takes on the command line; flags override the config file. */
@@ -215,6 +220,7 @@ export function resolveDaemonConfig(
       ttlMs: file.objects?.ttl ?? DEFAULTS.objectTtlMs,
     },
     shutdownTimeoutMs: file.shutdownTimeout ?? DEFAULTS.shutdownTimeoutMs,
+    handlerOptions: resolveHandlerOptions(file),
     api: {
       bodyLimitBytes: DEFAULTS.bodyLimitBytes,
       sseQueueSize: DEFAULTS.sseQueueSize,
@@ -224,6 +230,24 @@ export function resolveDaemonConfig(
   if (deprecatedPluginsDir !== undefined) config.deprecatedPluginsDir = deprecatedPluginsDir;
   if (listen !== undefined) config.listen = listen;
   return config;
+}
+
+/** `handlerOptions` of the file with durations in ms; keys left out are left to the handlers' defaults. */
+function resolveHandlerOptions(file: ConfigFile): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = {};
+  const csi = file.handlerOptions?.CSIPlugin;
+  if (csi !== undefined) {
+    out.CSIPlugin = csi.callTimeout === undefined ? {} : { callTimeoutMs: csi.callTimeout };
+  }
+  const dra = file.handlerOptions?.DRAPlugin;
+  if (dra !== undefined) {
+    const options: Record<string, unknown> = {};
+    if (dra.wipeDelay !== undefined) options.wipeDelayMs = dra.wipeDelay;
+    if (dra.callTimeout !== undefined) options.callTimeoutMs = dra.callTimeout;
+    if (dra.maxClaimsPerCall !== undefined) options.maxClaimsPerCall = dra.maxClaimsPerCall;
+    out.DRAPlugin = options;
+  }
+  return out;
 }
 
 function resolveObjectSource(

@@ -38,8 +38,8 @@ export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', '
 export const EXAMPLE_PLUGIN_TYPE = 'example.com/berth-example';
 export const EXAMPLE_PLUGIN_VERSIONS: readonly string[] = ['v1beta1', 'v1beta2'];
 
-/** Plugin types with a built-in handler that a config file cannot replace. */
-export const BUILTIN_HANDLER_TYPES = ['CSIPlugin', 'DevicePlugin', 'DRAPlugin'] as const;
+/** Plugin types with a built-in handler that a config file cannot replace (the handlers' own table). */
+export { BUILTIN_HANDLER_TYPES } from '../../handlers/builtin-handlers.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
