@@ -24,6 +24,8 @@ import {
   getSecretNames,
 } from '../src/objects/index.js';
 import { createKubernetesSource } from '../src/objects/kubernetes.js';
+import { createGrpcDispenser, createRegistry } from '../src/registry/index.js';
+import { createMemoryStorage, createSqliteStorage } from '../src/storage/index.js';
 import { createTempDir, FakeClock } from '../src/testing/index.js';
 
 interface Made {
@@ -38,6 +40,25 @@ const STATES: readonly LifecycleState[] = ['new', 'starting', 'running', 'stoppi
 const COMPONENTS: Record<string, () => Made | Promise<Made>> = {
   'LifecycleController (the shared implementation)': () => ({ subject: new LifecycleController() }),
   'event bus': () => ({ subject: new EventBus({ clock: new FakeClock() }) }),
+  registry: () => ({ subject: createRegistry() }),
+  'registry over SQLite storage': () => {
+    const dir = createTempDir();
+    const storage = createSqliteStorage({ path: dir.join('registry.db') });
+    return {
+      subject: createRegistry({ storage }),
+      // The registry never stops its storage: its owner does, after the registry.
+      cleanup: async () => {
+        await storage.stop();
+        dir.remove();
+      },
+    };
+  },
+  'memory storage': () => ({ subject: createMemoryStorage() }),
+  'SQLite storage': () => {
+    const dir = createTempDir();
+    return { subject: createSqliteStorage({ path: dir.join('state.db') }), cleanup: () => dir.remove() };
+  },
+  'gRPC dispenser': () => ({ subject: createGrpcDispenser() }),
   'memory source': () => ({ subject: createMemorySource() }),
   'directory source': () => {
     const dir = createTempDir();
@@ -107,7 +128,9 @@ for (const [name, make] of Object.entries(COMPONENTS)) {
         await cleanup?.();
       });
       assertState(subject, 'new');
-      await subject.start();
+      const starting = subject.start();
+      assert.equal(subject.start(), starting, 'start() is memoised too');
+      await starting;
       assertState(subject, 'running');
       await subject.start(); // idempotent
       assertState(subject, 'running');
