@@ -88,13 +88,14 @@ export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBr
     handlerFor(type: string): PluginHandler {
       return {
         validatePlugin() {},
-        async registerPlugin(name, endpoint, versions, context) {
+        registerPlugin(name, endpoint, versions, context) {
           const id = key(type, name, context.socketPath);
           unconfirmed.delete(id);
           const facts = pendingFacts.get(id);
           pendingFacts.delete(id);
-          // Resolves once the registration is durable, so the plugin is told Notify(true) only then.
-          await registry.registerPlugin({
+          // Bad input throws at once; the promise resolves once the registration is durable,
+          // so the plugin is told Notify(true) only then.
+          const durable = registry.registerPlugin({
             type,
             name,
             version: versions[0] ?? '',
@@ -103,7 +104,9 @@ export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBr
             allocId: context.socketPath,
             options: { ...facts, endpoint, socketPath: context.socketPath, versions: versions.join(',') },
           });
-          live.add(id);
+          return durable.then(() => {
+            live.add(id);
+          });
         },
         async deRegisterPlugin(name, _endpoint, context) {
           const id = key(type, name, context.socketPath);
