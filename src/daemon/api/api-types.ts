@@ -75,4 +75,6 @@ export interface ApiBackend {
   status(): Record<string, unknown>;
   /** True once state is restored and the first scan is done, until shutdown begins. */
   isReady(): boolean;
+  /** Why berth is not ready although started (e.g. the plugins directory is gone), if it knows. */
+  readinessProblem?(): string | undefined;
 }

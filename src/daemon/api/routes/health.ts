@@ -4,6 +4,7 @@ import { errorBody } from '../http-errors.js';
 
 export interface HealthRouteOptions {
   isReady(): boolean;
+  readinessProblem?(): string | undefined;
   status(): Record<string, unknown>;
   metrics: MetricsSource;
 }
@@ -14,12 +15,15 @@ export function healthRoutes(app: FastifyInstance, options: HealthRouteOptions):
 
   app.get('/readyz', async (_request, reply) => {
     if (options.isReady()) return { ready: true };
+    const problem = options.readinessProblem?.();
     return reply
       .code(503)
       .send(
         errorBody(
           'BERTH_NOT_READY',
-          'berth is not ready: it is restoring state and scanning plugins, or shutting down',
+          problem === undefined
+            ? 'berth is not ready: it is restoring state and scanning plugins, or shutting down'
+            : `berth is not ready: ${problem}`,
         ),
       );
   });
