@@ -7,6 +7,13 @@ export {
   newTestExamplePlugin,
 } from './example-plugin.js';
 export {
+  checkPluginInfoWire,
+  clip,
+  enforcePluginInfoBounds,
+  PLUGIN_INFO_LIMITS,
+  pluginInfoProblem,
+} from './plugin-info-bounds.js';
+export {
   createRegistrationServer,
   RegistrationServer,
   type RegistrationServerBehaviour,
