@@ -17,7 +17,7 @@ import {
 } from '../common/index.js';
 import { createOperationExecutor, type OperationEvent, type OperationExecutor } from '../executor/index.js';
 import { createHandlerTable, type HandlerTable, type PluginHandler } from '../handlers/index.js';
-import { createReconciler, type Reconciler } from '../reconciler/index.js';
+import { createReconciler, DEFAULT_RESYNC_PERIOD_MS, type Reconciler } from '../reconciler/index.js';
 import { dialRegistration } from '../registration/index.js';
 import { createPluginWatcher, type PluginWatcher } from '../watcher/index.js';
 import { createLivenessProber, DEFAULT_LIVENESS, type LivenessProber } from './liveness.js';
@@ -33,7 +33,7 @@ import type {
   SocketStatus,
 } from './types.js';
 
-export const DEFAULT_RESYNC_PERIOD_MS = 10_000;
+export { DEFAULT_RESYNC_PERIOD_MS };
 
 export function createPluginManager(options: PluginManagerOptions): PluginManager {
   return new BerthPluginManager(options);
@@ -126,6 +126,11 @@ class BerthPluginManager implements PluginManager {
       logger: base.child({ component: 'operation-executor' }),
       dial,
       ...(options.timeouts === undefined ? {} : { timeouts: options.timeouts }),
+      ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
+      ...(options.maxConcurrentRegistrations === undefined
+        ? {}
+        : { maxConcurrentRegistrations: options.maxConcurrentRegistrations }),
+      ...(options.youngSocketRetry === undefined ? {} : { youngSocketRetry: options.youngSocketRetry }),
     });
     this.#reconciler = createReconciler({
       desiredState: this.#dsw,
@@ -218,7 +223,7 @@ class BerthPluginManager implements PluginManager {
         this.#executor.addListener((event) => this.#onOperation(event)),
       );
       // The reconciler first, so it is awake for every socket the first scan finds.
-      this.#reconciler.start();
+      await this.#reconciler.start();
       this.#liveness?.start();
       await this.#watcher.start();
       this.#logger.info({ pluginsDir: this.#options.pluginsDir }, 'plugin manager started');
@@ -239,8 +244,7 @@ class BerthPluginManager implements PluginManager {
     await this.#watcher.stop();
     await this.#liveness?.stop();
     await this.#reconciler.stop();
-    this.#executor.stop();
-    await this.#executor.waitForCompletion();
+    await this.#executor.stop();
     for (const off of this.#unsubscribe.splice(0)) off();
     this.#metrics.unregister();
     this.#ready.reject(new BerthError('BERTH_SHUT_DOWN', 'plugin manager was stopped before it was ready'));

@@ -1,7 +1,7 @@
 import type { Registry } from 'prom-client';
 import type { PluginInfo } from '../cache/types.js';
-import type { Clock, Logger, PluginEvent } from '../common/index.js';
-import type { ExecutorTimeouts } from '../executor/index.js';
+import type { BackoffSetting, Clock, Logger, PluginEvent } from '../common/index.js';
+import type { ExecutorTimeouts, YoungSocketRetry } from '../executor/index.js';
 import type { PluginHandler } from '../handlers/types.js';
 import type { DialRegistration } from '../registration/types.js';
 
@@ -29,6 +29,12 @@ export interface PluginManagerOptions {
   useFsWatch?: boolean;
   /** Deadlines of one registration attempt. Defaults: dial 10 s, GetInfo 1 s, Notify 5 s. */
   timeouts?: Partial<ExecutorTimeouts>;
+  /** Backoff per socket after a failed attempt. Default 500 ms doubling to 122 s (the kubelet's). */
+  backoff?: BackoffSetting;
+  /** Registration attempts (dial to Notify) in flight at once; more queue in order. Default 64. */
+  maxConcurrentRegistrations?: number;
+  /** Quick redials of a socket file younger than ~1 s that refuses (bind before listen); false: none. */
+  youngSocketRetry?: YoungSocketRetry | false;
   /** The registration client. Default: src/registration dialRegistration. */
   dial?: DialRegistration;
   /** Liveness probing of registered plugins; `false` turns it off. */
