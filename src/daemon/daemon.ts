@@ -1,23 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { Registry as MetricsRegistry } from 'prom-client';
-import {
-  BerthError,
-  type Clock,
-  errorMessage,
-  type Logger,
-  type PluginEvent,
-  systemClock,
-} from '../common/index.js';
+import { BerthError, type Clock, errorMessage, type Logger, systemClock } from '../common/index.js';
 import type { ObjectManagers, ObjectSource, Pod as ObjectsPod } from '../objects/index.js';
-import { createPluginManager, type PluginManager } from '../plugin-manager/index.js';
-import {
-  createGrpcDispenser,
-  createRegistry,
-  createRegistryBridge,
-  type GrpcDispenser,
-  type Registry,
-} from '../registry/index.js';
+import type { PluginManager } from '../plugin-manager/index.js';
+import { createPluginNode, type PluginNode } from '../plugin-node/index.js';
+import { createGrpcDispenser, type GrpcDispenser, type Registry } from '../registry/index.js';
 import { openSqliteStorage, type SqliteStorage, type StorageCorruptionReport } from '../storage/index.js';
 import { claimApiSocket, closeServer, listenTcp, listenUnix } from './api/api-listener.js';
 import { type ApiApp, createApiApp } from './api/api-server.js';
@@ -33,7 +21,6 @@ import { meteredReader, meteredSource } from './metered-objects.js';
 import { createDaemonMetrics, type DaemonMetrics } from './metrics.js';
 import { createConfiguredSource } from './object-source.js';
 import { createPodRegistry } from './pod-registry.js';
-import { waitForRestoredSockets } from './restore-settle.js';
 import { buildStatus } from './status.js';
 import { berthVersion } from './version.js';
 
@@ -54,9 +41,6 @@ export interface ApiAddress {
  * start cleans up what it had opened and ends in `stopped` (start throws).
  */
 export type DaemonState = 'new' | 'starting' | 'ready' | 'stopping' | 'stopped';
-
-/** Event types the plugin manager reports; registry changes come from the registry itself. */
-const PLUGIN_MANAGER_EVENTS = new Set<PluginEvent['type']>(['discovered', 'socket-removed', 'failed']);
 
 /**
  * berth's one composition root. Start order: claim the API socket → object
@@ -83,7 +67,7 @@ export class Daemon implements AsyncDisposable {
   #corruption: StorageCorruptionReport | undefined;
   #registry: Registry | undefined;
   #grpc: GrpcDispenser | undefined;
-  #pluginManager: PluginManager | undefined;
+  #node: PluginNode | undefined;
   #source: ObjectSource | undefined;
   #objects: ObjectManagers | undefined;
   #api: ApiApp | undefined;
@@ -192,30 +176,15 @@ export class Daemon implements AsyncDisposable {
     const grpc = createGrpcDispenser({ logger: logger.child({ component: 'dispenser' }) });
     this.#grpc = grpc;
     const handlerTypes = [...BUILTIN_HANDLER_TYPES, ...config.handlers.map((h) => h.type)];
-    const registry = createRegistry({
-      storage: this.#storage,
-      dispensers: Object.fromEntries(handlerTypes.map((type) => [type, grpc.dispenser])),
-      clock,
-      logger: logger.child({ component: 'registry' }),
-      subscriberQueueSize: config.registry.subscriberQueueSize,
-      onEvent: (event) => this.#bus.publish(event),
-    });
-    this.#registry = registry;
-    grpc.attach(registry);
-    const bridge = createRegistryBridge({ registry, logger: logger.child({ component: 'bridge' }) });
-    const restored = new Set<string>();
-    for (const type of registry.types()) {
-      for (const current of registry.listPlugins(type) ?? []) {
-        for (const info of registry.listInstances(type, current.name)) restored.add(info.allocId);
-      }
-    }
-    const registrations = new Set<() => void>();
-
-    const pluginManager = createPluginManager({
+    // The library facade is the daemon's core: plugin manager, registry, bridge, restore settling.
+    const node = createPluginNode({
       pluginsDir: config.pluginsDir,
       ...(config.deprecatedPluginsDir === undefined
         ? {}
         : { deprecatedPluginsDir: config.deprecatedPluginsDir }),
+      storage: this.#storage,
+      dispensers: Object.fromEntries(handlerTypes.map((type) => [type, grpc.dispenser])),
+      subscriberQueueSize: config.registry.subscriberQueueSize,
       clock,
       logger,
       resyncPeriodMs: config.resyncPeriodMs,
@@ -223,37 +192,20 @@ export class Daemon implements AsyncDisposable {
       timeouts: config.timeouts,
       liveness: config.liveness,
       metricsRegistry: this.#metrics.registry,
-      onEvent: (event) => {
-        if (PLUGIN_MANAGER_EVENTS.has(event.type)) this.#bus.publish(event);
-        for (const wake of registrations) wake();
-      },
-      onRegistered: () => {
-        for (const wake of registrations) wake();
-      },
+      restoreSettleTimeoutMs: config.timeouts.dialMs + config.timeouts.getInfoMs + config.timeouts.notifyMs,
+      onEvent: (event) => this.#bus.publish(event),
     });
-    this.#pluginManager = pluginManager;
-    const delegateFor = (type: string) => bridge.handlerFor(type);
-    for (const [type, handler] of buildHandlers(config.handlers, delegateFor)) {
-      pluginManager.addHandler(type, handler);
+    this.#node = node;
+    const registry = node.registry;
+    this.#registry = registry;
+    grpc.attach(registry);
+    const pluginManager = node.manager;
+    for (const [type, handler] of buildHandlers(config.handlers, (t) => node.registryHandler(t))) {
+      node.addHandler(type, handler);
     }
-    await pluginManager.start(this.#abort.signal);
+    // The first scan, then restored instances are confirmed by their plugins or dropped.
+    await node.start(this.#abort.signal);
     this.#stillStarting();
-    // Restored instances are kept only if their plugin answers again (see restore-settle.ts).
-    await waitForRestoredSockets({
-      sockets: () => pluginManager.sockets(),
-      restored,
-      onChange: (wake) => {
-        registrations.add(wake);
-        return () => registrations.delete(wake);
-      },
-      clock,
-      timeoutMs: config.timeouts.dialMs + config.timeouts.getInfoMs + config.timeouts.notifyMs,
-      signal: this.#abort.signal,
-    });
-    this.#stillStarting();
-    const removed = bridge.reconcileRestored(pluginManager.liveSocketPaths());
-    if (removed.length > 0)
-      logger.info({ removed: removed.length }, 'dropped restored plugins whose socket is gone');
 
     const objects = objectsModule.createObjectManagers({
       strategy: config.objects.strategy,
@@ -374,11 +326,10 @@ export class Daemon implements AsyncDisposable {
     };
     // Ending the event streams first lets the servers close without waiting on them.
     await step('the API', () => this.#closeApi());
-    await step('the plugin manager', () => this.#pluginManager?.stop());
+    await step('the plugin node (plugin manager and registry)', () => this.#node?.stop());
     await step('the object manager', () => this.#objects?.stop());
     await step('the object source', () => this.#source?.close());
     await step('the plugin dispenser', () => this.#grpc?.close());
-    await step('the registry', () => this.#registry?.shutdown());
     await step('the state database', () => this.#storage?.close());
     this.#state = 'stopped';
     // A failed start is reported by its caller; only a daemon that ran says it stopped.

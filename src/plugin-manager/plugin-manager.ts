@@ -271,6 +271,21 @@ class BerthPluginManager implements PluginManager {
     });
   }
 
+  socket(socketPath: string): SocketStatus | undefined {
+    const wanted = this.#dsw.get(socketPath);
+    const actual = this.#asw.get(socketPath);
+    const dead = this.#dead.get(socketPath);
+    if (wanted === undefined && actual === undefined && dead === undefined) return undefined;
+    return socketStatuses({
+      now: this.#clock.now(),
+      desired: wanted === undefined ? [] : [wanted],
+      registered: actual === undefined ? [] : [actual],
+      operation: (path) => this.#executor.status(path),
+      dead: dead === undefined ? new Map() : new Map([[socketPath, dead]]),
+      registeredAt: this.#registeredAt,
+    })[0];
+  }
+
   liveSocketPaths(): Set<string> {
     return new Set(this.#asw.getRegisteredPlugins().map((p) => p.socketPath));
   }

@@ -125,6 +125,8 @@ export interface PluginManager extends AsyncDisposable {
   rescan(): Promise<void>;
   /** Every socket berth knows of (desired or registered, plus sockets liveness gave up on), sorted by path. */
   sockets(): SocketStatus[];
+  /** One socket's state (O(1)); undefined for a socket berth does not know. */
+  socket(socketPath: string): SocketStatus | undefined;
   /** Socket paths of the plugins registered right now. */
   liveSocketPaths(): Set<string>;
   /** Subscribes to the manager's PluginEvents (besides options.onEvent); returns an unsubscribe function. */

@@ -26,6 +26,8 @@ export interface RegistryBridge {
    * Call it after the plugin manager's first directory scan. Returns what it removed.
    */
   reconcileRestored(liveSocketPaths: ReadonlySet<string>): PluginInstanceInfo[];
+  /** Instances restored from storage that no registration has confirmed or removed yet (copies). */
+  unconfirmed(): PluginInstanceInfo[];
 }
 
 export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBridge {
@@ -49,7 +51,9 @@ export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBr
         validatePlugin() {},
         registerPlugin(name, endpoint, versions, context) {
           unconfirmed.delete(key(type, name, context.socketPath));
-          registry.registerPlugin({
+          // Returned as is: a malformed entry throws at once, and an asynchronous (durable) write
+          // is awaited by the register operation, so Notify(true) goes out only once it is durable.
+          return registry.registerPlugin({
             type,
             name,
             version: versions[0] ?? '',
@@ -59,10 +63,10 @@ export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBr
             options: { endpoint, socketPath: context.socketPath, versions: versions.join(',') },
           });
         },
-        deRegisterPlugin(name, _endpoint, context) {
+        async deRegisterPlugin(name, _endpoint, context) {
           unconfirmed.delete(key(type, name, context.socketPath));
           try {
-            registry.deregisterPlugin(type, name, context.socketPath);
+            await registry.deregisterPlugin(type, name, context.socketPath);
           } catch (err) {
             // Nothing of this type was ever registered: there is nothing to remove.
             if (!isBerthError(err, 'BERTH_NO_PLUGINS_FOR_TYPE')) throw err;
@@ -75,6 +79,10 @@ export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBr
       };
     },
 
+    unconfirmed() {
+      return [...unconfirmed.values()].map((info) => ({ ...info }));
+    },
+
     reconcileRestored(liveSocketPaths) {
       const removed: PluginInstanceInfo[] = [];
       for (const [id, info] of [...unconfirmed]) {
@@ -85,7 +93,16 @@ export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBr
         if (present === undefined) continue;
         let failure: unknown;
         try {
-          registry.deregisterPlugin(info.type, info.name, info.allocId);
+          const written: unknown = registry.deregisterPlugin(info.type, info.name, info.allocId);
+          // An asynchronous (group-committed) write reports its failure later: log it then.
+          if (written instanceof Promise) {
+            written.catch((err: unknown) =>
+              logger.warn(
+                { type: info.type, name: info.name, socketPath: info.allocId, err: errorMessage(err) },
+                'removing a restored plugin instance failed',
+              ),
+            );
+          }
         } catch (err) {
           // A storage failure still removes the instance in memory; report what actually happened.
           failure = err;
