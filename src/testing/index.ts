@@ -5,6 +5,7 @@
  */
 export { type EtcdServer, type EtcdServerOptions, startEtcdServer } from './etcd-server.js';
 export { FakeClock, settle } from './fake-clock.js';
+export { type FarmSocketStats, type PluginFarm, startPluginFarm } from './plugin-farm.js';
 export { type RecordedCall, RecordingHandler, type RecordingHandlerBehaviour } from './recording-handler.js';
 export { createRecordingLogger, type LogRecord } from './recording-logger.js';
 export { siblingModule, spawnModule, stopChild } from './spawn-module.js';
