@@ -39,9 +39,21 @@ export const DEFAULT_EXECUTOR_BACKOFF: Readonly<BackoffPolicy> = Object.freeze({
 /** Dials and handshakes in flight at once; a storm queues (FIFO) behind this bound. */
 export const DEFAULT_MAX_CONCURRENT_REGISTRATIONS = 64;
 
+/**
+ * Dense at first (a bind -> listen gap is usually a few milliseconds), then
+ * sparser: 2, 3, then 5 ms to 50 ms, 10 ms to 150 ms, 25 ms to 250 ms, and
+ * 50 ms to about a second. A redial while refusing is one plain connect().
+ */
 export const DEFAULT_YOUNG_SOCKET_RETRY: Readonly<YoungSocketRetry> = Object.freeze({
   ageMs: 1_000,
-  delaysMs: Object.freeze([2, 5, 10, 20, 40, 80, 160, 320, 400]),
+  delaysMs: Object.freeze([
+    2,
+    3,
+    ...Array<number>(9).fill(5),
+    ...Array<number>(10).fill(10),
+    ...Array<number>(4).fill(25),
+    ...Array<number>(16).fill(50),
+  ]),
 });
 
 export const DEFAULT_EXECUTOR_OPTIONS = Object.freeze({

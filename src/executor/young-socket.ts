@@ -1,5 +1,7 @@
 import { lstat } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
+import { abortedError } from '../common/index.js';
 import type { DialRegistration, RegistrationConnection } from '../registration/types.js';
 import type { ExecutorTimeouts, YoungSocketRetry } from './executor-options.js';
 import type { Slots } from './slots.js';
@@ -28,27 +30,54 @@ export async function dialYoungSocket(
   signal: AbortSignal,
 ): Promise<RegistrationConnection> {
   const young = deps.youngSocketRetry;
-  for (let retry = 0; ; retry++) {
+  let retry = 0;
+  for (;;) {
     await deps.slots?.acquire(signal);
+    let failure: unknown;
     try {
       return await deps.dial(socketPath, { timeoutMs: deps.timeouts.dialMs, signal });
     } catch (err) {
       deps.slots?.release();
-      const wait = young === false || young === undefined ? undefined : young.delaysMs[retry];
-      if (wait === undefined || signal.aborted || !isConnectionRefused(err)) throw err;
-      if (!(await isYoung(socketPath, young as YoungSocketRetry))) throw err;
+      failure = err;
+    }
+    if (young === undefined || young === false || signal.aborted || !isConnectionRefused(failure))
+      throw failure;
+    const bornAt = await socketBornAt(socketPath);
+    const isYoung = () => bornAt !== undefined && Date.now() - bornAt < young.ageMs;
+    if (!isYoung()) throw failure;
+    // While it still refuses, a retry is one plain connect(): no gRPC channel, no slot.
+    for (;;) {
+      const wait = young.delaysMs[retry++];
+      if (wait === undefined) throw failure;
       await delay(wait, undefined, { signal }).catch(() => {});
-      if (signal.aborted) throw err;
+      if (signal.aborted) throw abortedError(signal, `dial ${socketPath}`);
+      if (!(await refuses(socketPath))) break; // listening now (or gone): dial for real
+      if (!isYoung()) throw failure;
     }
   }
 }
 
-async function isYoung(socketPath: string, young: YoungSocketRetry): Promise<boolean> {
+/** True when a plain connect() to the socket is refused right now. */
+function refuses(socketPath: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ path: socketPath });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => {
+      socket.destroy();
+      resolve(err.code === 'ECONNREFUSED');
+    });
+  });
+}
+
+/** The socket file's ctime (wall clock ms): when it was bound. */
+async function socketBornAt(socketPath: string): Promise<number | undefined> {
   try {
-    const stats = await lstat(socketPath);
-    return Date.now() - stats.ctimeMs < young.ageMs;
+    return (await lstat(socketPath)).ctimeMs;
   } catch {
-    return false;
+    return undefined;
   }
 }
 

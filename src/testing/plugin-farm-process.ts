@@ -39,6 +39,7 @@ interface Served {
 }
 
 const sockets = new Map<string, Served>();
+const notifyWaiters = new Set<() => void>();
 const now = () => performance.timeOrigin + performance.now();
 
 function varint(n: number): number[] {
@@ -118,7 +119,11 @@ function handle(served: Served, stream: http2.ServerHttp2Stream, headers: http2.
     } else if (path === '/pluginregistration.Registration/NotifyRegistrationStatus') {
       if (decodeRegistered(body)) {
         served.notifyTrue += 1;
-        if (served.firstNotifyTrueAt === 0) served.firstNotifyTrueAt = now();
+        if (served.firstNotifyTrueAt === 0) {
+          served.firstNotifyTrueAt = now();
+          for (const wake of notifyWaiters) wake();
+          notifyWaiters.clear();
+        }
       } else served.notifyFalse += 1;
       reply = Buffer.alloc(0);
     } else {
@@ -198,6 +203,8 @@ type Command =
   | { id: number; op: 'stale'; paths: string[] }
   | { id: number; op: 'remove'; paths: string[] }
   | { id: number; op: 'stats' }
+  | { id: number; op: 'notified'; path: string; timeoutMs: number }
+  | { id: number; op: 'clock' }
   | { id: number; op: 'reset' };
 
 async function run(command: Command): Promise<unknown> {
@@ -234,6 +241,23 @@ async function run(command: Command): Promise<unknown> {
           })),
         cpuUserMs: process.cpuUsage().user / 1000,
       };
+    case 'notified': {
+      // Resolves with the socket's ready -> first Notify(true) time, once it has one.
+      const served = sockets.get(command.path);
+      if (served === undefined) throw new Error(`not served: ${command.path}`);
+      const deadline = now() + command.timeoutMs;
+      while (served.firstNotifyTrueAt === 0) {
+        if (now() > deadline)
+          throw new Error(`no Notify(true) within ${command.timeoutMs} ms: ${command.path}`);
+        await new Promise<void>((resolve) => {
+          notifyWaiters.add(resolve);
+          setTimeout(resolve, 50);
+        });
+      }
+      return { readyAt: served.readyAt, notifiedAt: served.firstNotifyTrueAt };
+    }
+    case 'clock':
+      return { now: now() };
     case 'reset':
       for (const served of sockets.values()) {
         served.getInfo = 0;

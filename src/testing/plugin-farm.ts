@@ -27,6 +27,10 @@ export interface PluginFarm extends AsyncDisposable {
   remove(paths: string[]): Promise<void>;
   stats(): Promise<{ sockets: FarmSocketStats[]; cpuUserMs: number }>;
   reset(): Promise<void>;
+  /** Waits for the socket's first Notify(true); both times are the farm's wall clock (ms). */
+  notified(path: string, timeoutMs?: number): Promise<{ readyAt: number; notifiedAt: number }>;
+  /** The farm's wall clock (performance.timeOrigin + performance.now()). */
+  clock(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -76,6 +80,8 @@ export async function startPluginFarm(): Promise<PluginFarm> {
     remove: (paths) => call({ op: 'remove', paths }),
     stats: () => call({ op: 'stats' }),
     reset: () => call({ op: 'reset' }),
+    notified: (path, timeoutMs = 60_000) => call({ op: 'notified', path, timeoutMs }),
+    clock: async () => (await call<{ now: number }>({ op: 'clock' })).now,
     stop: () => {
       stopping ??= (async () => {
         if (child.connected) child.disconnect();
