@@ -157,7 +157,6 @@ class BerthPluginManager implements PluginManager {
         clock: this.#clock,
         logger: base.child({ component: 'liveness' }),
         dial,
-        registered: () => this.#asw.getRegisteredPlugins(),
         isBusy: (socketPath) => this.#executor.isPending(socketPath),
         onDead: (plugin, error, failures) => this.#onDead(plugin, error, failures),
         deadSockets: () => {
@@ -224,7 +223,7 @@ class BerthPluginManager implements PluginManager {
       );
       // The reconciler first, so it is awake for every socket the first scan finds.
       await this.#reconciler.start();
-      this.#liveness?.start();
+      await this.#liveness?.start();
       await this.#watcher.start();
       this.#logger.info({ pluginsDir: this.#options.pluginsDir }, 'plugin manager started');
       this.#ready.resolve();
@@ -337,10 +336,12 @@ class BerthPluginManager implements PluginManager {
           },
           'plugin registered',
         );
+        this.#liveness?.watch(event.plugin);
         this.#callback(() => this.#options.onRegistered?.(plugin));
         return;
       }
       case 'unregister-succeeded': {
+        this.#liveness?.unwatch(event.socketPath, event.plugin.uuid);
         const since = this.#registeredAt.get(event.socketPath);
         if (since?.uuid === event.plugin.uuid) this.#registeredAt.delete(event.socketPath);
         const plugin = registeredPlugin(event.plugin, since?.at ?? event.at);

@@ -6,12 +6,19 @@ import type { PluginHandler } from '../handlers/types.js';
 import type { DialRegistration } from '../registration/types.js';
 
 export interface LivenessOptions {
-  /** How often every registered plugin is probed with a fresh dial + GetInfo. Default 10 s. */
+  /** Keepalive ping period of the connection held to each registered plugin. Default 10 s. */
   periodMs: number;
-  /** Deadline of one probe (dial and GetInfo each). Default 5 s. */
+  /** Deadline of one ping (and of a reconnect or recovery probe). Default 5 s. */
   timeoutMs: number;
-  /** Consecutive failed probes before the plugin is deregistered. Default 3. */
+  /** Consecutive failed pings before the plugin is deregistered. Default 3. */
   failureThreshold: number;
+  /**
+   * Pings sent per period at most, so the per-period cost does not grow with
+   * the plugin count: with more plugins, each is pinged every
+   * ceil(plugins / pingsPerPeriod) periods. A closed connection is noticed at
+   * once regardless. Default 1,000.
+   */
+  pingsPerPeriod?: number;
 }
 
 export interface PluginManagerOptions {
