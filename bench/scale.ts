@@ -17,6 +17,8 @@ import { formatMs, summarize } from './lib/stats.js';
 import { makeTempDir } from './lib/timing.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
+/** BENCH_SCALE_ONLY=storms runs only the storm table (for profiling). */
+const ONLY = process.env.BENCH_SCALE_ONLY;
 const ROUNDS = QUICK ? 1 : 3;
 const LATENCY_SAMPLES = QUICK ? 40 : 200;
 const STEADY_MS = Number(process.env.BENCH_STEADY_MS ?? (QUICK ? 10_000 : 60_000));
@@ -191,7 +193,7 @@ export async function scaleBenchmark(): Promise<BenchSection> {
   const notes: string[] = [];
 
   // (1) One new plugin: ready (listening) -> Notify(true), with 0 and 1,000 registered.
-  for (const registered of [0, LATENCY_REGISTERED]) {
+  for (const registered of ONLY === 'storms' ? [] : [0, LATENCY_REGISTERED]) {
     const samples = await latency(registered);
     const base0 = summarize(samples.bare.gap0);
     const base20 = summarize(samples.bare.gap20);
@@ -211,7 +213,7 @@ export async function scaleBenchmark(): Promise<BenchSection> {
   const stormRows: string[][] = [];
   let steadyRow: string[] | undefined;
   for (const n of SIZES) {
-    for (const staleFraction of [0, 0.1]) {
+    for (const staleFraction of (process.env.BENCH_SCALE_STALE ?? '0,0.1').split(',').map(Number)) {
       const results: Record<Mode, StormResult[]> = { bare: [], berth: [] };
       for (let round = 0; round < ROUNDS; round++) {
         for (const mode of MODES) {
@@ -255,6 +257,7 @@ export async function scaleBenchmark(): Promise<BenchSection> {
   }
   tables.push({
     caption:
+      (process.env.BENCH_SCALE_STORAGE ? `[storage: ${process.env.BENCH_SCALE_STORAGE}] ` : '') +
       'Storms: N sockets appear at once (+10% stale files, bound and never listening, created with the storm); ' +
       'time from the first socket listening to the last Notify(true); floor = bare registrar',
     columns: [
@@ -280,11 +283,12 @@ export async function scaleBenchmark(): Promise<BenchSection> {
   // (3) + (4) Start-up with 1,000 present, then all removed at once.
   const startRows: string[][] = [];
   const startResults: Record<Mode, StartupResult[]> = { bare: [], berth: [] };
-  for (let round = 0; round < ROUNDS; round++) {
+  for (let round = 0; round < (ONLY === 'storms' ? 0 : ROUNDS); round++) {
     for (const mode of MODES) startResults[mode].push(await startupAndRemoval(mode, STARTUP_N));
   }
   for (const mode of MODES) {
     const rs = startResults[mode];
+    if (rs.length === 0) continue;
     startRows.push([
       mode,
       range(

@@ -8,7 +8,10 @@ export interface IpcChild {
 }
 
 export async function startIpcChild(modulePath: string, args: string[]): Promise<IpcChild> {
-  const child = fork(modulePath, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // BENCH_CPU_PROF=<dir>: each child writes a V8 CPU profile there (node --cpu-prof).
+  const profileDir = process.env.BENCH_CPU_PROF;
+  const execArgv = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const child = fork(modulePath, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
   const waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   let next = 1;
   let ready!: () => void;

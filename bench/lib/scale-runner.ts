@@ -10,7 +10,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { createPluginNode, type PluginNode } from '../../src/plugin-node/index.js';
-import { openSqliteStorage, type SqliteStorage } from '../../src/storage/index.js';
+import { createMemoryStorage, openSqliteStorage, type SqliteStorage } from '../../src/storage/index.js';
 import { type BareRegistrar, startBareRegistrar } from './bare-registrar.js';
 
 const [mode, pluginsDir, dataDir] = process.argv.slice(2) as [string, string, string];
@@ -34,11 +34,13 @@ let beganAt = now();
 async function start(): Promise<{ startedAt: number; readyAt: number }> {
   const startedAt = now();
   if (mode === 'berth') {
-    storage = openSqliteStorage({ path: join(dataDir, 'state.db') });
+    // BENCH_SCALE_STORAGE=memory|none isolates the pipeline from the storage's write cost.
+    const kind = process.env.BENCH_SCALE_STORAGE ?? 'sqlite';
+    if (kind === 'sqlite') storage = openSqliteStorage({ path: join(dataDir, 'state.db') });
     let registered = 0;
     node = createPluginNode({
       pluginsDir,
-      storage,
+      ...(kind === 'none' ? {} : { storage: storage ?? createMemoryStorage() }),
       handlers: { BenchPlugin: (registry) => registry },
       onEvent: (event) => {
         if (event.type === 'registered') setCount(++registered);
