@@ -10,6 +10,7 @@ import {
   BerthError,
   type Clock,
   errorMessage,
+  type LifecycleState,
   type Logger,
   type PluginEvent,
   silentLogger,
@@ -98,6 +99,8 @@ class BerthPluginManager implements PluginManager {
   readonly #livenessRemovals = new Set<string>();
   #startPromise: Promise<void> | undefined;
   #stopPromise: Promise<void> | undefined;
+  #started = false;
+  #stopped = false;
 
   constructor(options: PluginManagerOptions) {
     if (typeof options?.pluginsDir !== 'string' || options.pluginsDir === '') {
@@ -193,6 +196,12 @@ class BerthPluginManager implements PluginManager {
     this.ready.catch(() => {});
   }
 
+  get state(): LifecycleState {
+    if (this.#stopPromise !== undefined) return this.#stopped ? 'stopped' : 'stopping';
+    if (this.#startPromise === undefined) return 'new';
+    return this.#started ? 'running' : 'starting';
+  }
+
   addHandler(type: string, handler: PluginHandler): void {
     this.#handlers.add(type, handler);
   }
@@ -226,6 +235,7 @@ class BerthPluginManager implements PluginManager {
       await this.#liveness?.start();
       await this.#watcher.start();
       this.#logger.info({ pluginsDir: this.#options.pluginsDir }, 'plugin manager started');
+      this.#started = true;
       this.#ready.resolve();
     } catch (err) {
       this.#ready.reject(err);
@@ -247,6 +257,7 @@ class BerthPluginManager implements PluginManager {
     for (const off of this.#unsubscribe.splice(0)) off();
     this.#metrics.unregister();
     this.#ready.reject(new BerthError('BERTH_SHUT_DOWN', 'plugin manager was stopped before it was ready'));
+    this.#stopped = true;
     this.#logger.info('plugin manager stopped');
   }
 

@@ -1,6 +1,6 @@
 import type { Registry } from 'prom-client';
 import type { PluginInfo } from '../cache/types.js';
-import type { BackoffSetting, Clock, Logger, PluginEvent } from '../common/index.js';
+import type { BackoffSetting, Clock, Lifecycle, Logger, PluginEvent } from '../common/index.js';
 import type { ExecutorTimeouts, YoungSocketRetry } from '../executor/index.js';
 import type { PluginHandler } from '../handlers/types.js';
 import type { DialRegistration } from '../registration/types.js';
@@ -115,7 +115,7 @@ export interface ActualStateView {
  * desired state, an event-driven reconciler, the operation executor and
  * liveness probing, behind one lifecycle.
  */
-export interface PluginManager extends AsyncDisposable {
+export interface PluginManager extends Lifecycle {
   /** Adds or replaces the handler for a plugin type; plugins waiting for it register at once. */
   addHandler(type: string, handler: PluginHandler): void;
   removeHandler(type: string): boolean;
