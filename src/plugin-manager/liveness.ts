@@ -11,6 +11,7 @@ import {
   type Logger,
 } from '../common/index.js';
 import type { DialRegistration } from '../registration/types.js';
+import { KeepaliveConnection } from './keepalive-connection.js';
 import { DEFAULT_LIVENESS, RECOVERY_MAX_PERIODS } from './liveness-options.js';
 import type { LivenessOptions } from './types.js';
 
@@ -77,7 +78,7 @@ export function createLivenessProber(options: LivenessProberOptions): LivenessPr
 
 interface Watched {
   plugin: PluginInfo;
-  session: ClientHttp2Session | undefined;
+  session: KeepaliveConnection | undefined;
   failures: number;
   pinging: boolean;
   /** Position in the round-robin array. */
@@ -203,20 +204,12 @@ class Prober implements LivenessProber {
   }
 
   #connect(entry: Watched): void {
-    const { socketPath } = entry.plugin;
-    const session = http2Connect('http://localhost', {
-      createConnection: () => netConnect({ path: socketPath }),
-    });
-    entry.session = session;
-    session.on('error', () => {}); // 'close' follows; the cause is found by the reconnect check
-    session.on('goaway', () => {}); // a graceful server close also ends in 'close'
-    session.once('close', () => {
+    const session: KeepaliveConnection = new KeepaliveConnection(entry.plugin.socketPath, () => {
       if (entry.closed || entry.session !== session) return;
       entry.session = undefined;
       this.#track(this.#onConnectionLost(entry));
     });
-    // An idle connection must not keep the process alive.
-    session.unref();
+    entry.session = session;
   }
 
   /**
@@ -240,12 +233,12 @@ class Prober implements LivenessProber {
   /** One keepalive ping within timeoutMs; counts failures of this generation. */
   async #ping(entry: Watched): Promise<void> {
     if (entry.pinging || entry.closed || this.#o.isBusy(entry.plugin.socketPath)) return;
-    if (entry.session === undefined || entry.session.destroyed) return; // lost: #onConnectionLost decides
+    if (entry.session === undefined) return; // lost: #onConnectionLost decides
     const session = entry.session;
     entry.pinging = true;
     let error: string | undefined;
     try {
-      error = await pingWithin(session, this.#o.timeoutMs);
+      error = await session.ping(this.#o.timeoutMs);
     } finally {
       entry.pinging = false;
     }
@@ -336,30 +329,5 @@ function connectFailure(socketPath: string, timeoutMs: number): Promise<NodeJS.E
     const timer = setTimeout(() => done(undefined), timeoutMs);
     socket.once('connect', () => done(undefined));
     socket.once('error', (err: NodeJS.ErrnoException) => done(err));
-  });
-}
-
-/** One HTTP/2 PING answered within `timeoutMs` (waiting for the connection first); undefined or why not. */
-function pingWithin(session: ClientHttp2Session, timeoutMs: number): Promise<string | undefined> {
-  return new Promise<string | undefined>((resolve) => {
-    let settled = false;
-    const finish = (error: string | undefined) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      session.off('connect', send);
-      resolve(error);
-    };
-    const timer = setTimeout(() => finish(`no answer to a keepalive ping within ${timeoutMs} ms`), timeoutMs);
-    function send() {
-      try {
-        const sent = session.ping((err) => finish(err ? errorMessage(err) : undefined));
-        if (!sent) finish('the connection would not take a ping');
-      } catch (err) {
-        finish(errorMessage(err));
-      }
-    }
-    if (session.connecting) session.once('connect', send);
-    else send();
   });
 }
