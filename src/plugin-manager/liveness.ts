@@ -1,11 +1,9 @@
-import { type ClientHttp2Session, connect as http2Connect } from 'node:http2';
 import { connect as netConnect } from 'node:net';
 import type { PluginInfo } from '../cache/types.js';
 import {
   BerthError,
   type Clock,
   type ClockTimer,
-  errorMessage,
   LifecycleController,
   type LifecycleState,
   type Logger,
