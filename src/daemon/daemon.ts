@@ -1,39 +1,29 @@
 import { mkdirSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { Registry as MetricsRegistry } from 'prom-client';
-import {
-  BerthError,
-  type Clock,
-  errorMessage,
-  type Logger,
-  type PluginEvent,
-  systemClock,
-} from '../common/index.js';
+import { BerthError, type Clock, errorMessage, type Logger, systemClock } from '../common/index.js';
 import type { ObjectManagers, ObjectSource, Pod as ObjectsPod } from '../objects/index.js';
-import { createPluginManager, type PluginManager } from '../plugin-manager/index.js';
-import {
-  createGrpcDispenser,
-  createRegistry,
-  createRegistryBridge,
-  type GrpcDispenser,
-  type Registry,
-} from '../registry/index.js';
+import type { PluginManager } from '../plugin-manager/index.js';
+import { createPluginNode, type PluginNode } from '../plugin-node/index.js';
+import { createGrpcDispenser, type GrpcDispenser, type Registry } from '../registry/index.js';
 import { createSqliteStorage, type SqliteStorage, type StorageCorruptionReport } from '../storage/index.js';
-import { claimApiSocket, closeServer, listenTcp, listenUnix } from './api/api-listener.js';
+import { claimApiSocket, closeServer } from './api/api-listener.js';
 import { type ApiApp, createApiApp } from './api/api-server.js';
 import type { ApiBackend, SocketStatus } from './api/api-types.js';
 import { startingHandler, switchableHandler } from './api/starting-handler.js';
+import { createApiLimitMetrics, serveApi } from './api-exposure.js';
 import type { DaemonConfig } from './config/config.js';
 import { BUILTIN_HANDLER_TYPES } from './config/defaults.js';
 import { formatHostPort, type TcpAddress } from './config/listen-address.js';
 import { EventBus } from './event-bus.js';
 import { logEvent } from './event-log.js';
+import { ensurePrivateDirectory, ensurePrivateFile } from './file-modes.js';
 import { buildHandlers, type DaemonHandlers } from './handler-setup.js';
 import { meteredReader, meteredSource } from './metered-objects.js';
 import { createDaemonMetrics, type DaemonMetrics } from './metrics.js';
 import { createConfiguredSource } from './object-source.js';
 import { createPodRegistry } from './pod-registry.js';
-import { waitForRestoredSockets } from './restore-settle.js';
+import { pluginsDirProblem } from './readiness.js';
 import { buildStatus } from './status.js';
 import { type StoppableChild, stopInReverse } from './stop-in-reverse.js';
 import { berthVersion } from './version.js';
@@ -56,9 +46,6 @@ export interface ApiAddress {
  */
 export type DaemonState = 'new' | 'starting' | 'ready' | 'stopping' | 'stopped';
 
-/** Event types the plugin manager reports; registry changes come from the registry itself. */
-const PLUGIN_MANAGER_EVENTS = new Set<PluginEvent['type']>(['discovered', 'socket-removed', 'failed']);
-
 /**
  * berth's one composition root. Start order: claim the API socket → object
  * source (constructed only) → storage → registry (with a gRPC dispenser) →
@@ -79,12 +66,13 @@ export class Daemon implements AsyncDisposable {
   #stopping: Promise<void> | undefined;
 
   readonly #metrics: DaemonMetrics;
+  readonly #apiLimits: ReturnType<typeof createApiLimitMetrics>;
   readonly #bus: EventBus;
   #storage: SqliteStorage | undefined;
   #corruption: StorageCorruptionReport | undefined;
   #registry: Registry | undefined;
   #grpc: GrpcDispenser | undefined;
-  #pluginManager: PluginManager | undefined;
+  #node: PluginNode | undefined;
   #handlers: DaemonHandlers | undefined;
   #source: ObjectSource | undefined;
   #objects: ObjectManagers | undefined;
@@ -110,6 +98,7 @@ export class Daemon implements AsyncDisposable {
       registry: new MetricsRegistry(),
       sseClients: () => this.#bus.subscriberCount,
     });
+    this.#apiLimits = createApiLimitMetrics(this.#metrics.registry);
   }
 
   get state(): DaemonState {
@@ -149,19 +138,18 @@ export class Daemon implements AsyncDisposable {
     const { config } = this;
     const logger = this.#logger;
     const clock = this.#clock;
-    makeDirectory(config.dataDir, 0o700, '--data-dir');
+    ensurePrivateDirectory(config.dataDir, '--data-dir', logger);
     makeDirectory(config.pluginsDir, 0o755, '--plugins-dir');
     // Before touching state: refuse early if another daemon owns this data directory,
     // then serve at once: alive, not ready (503) until the full API takes over below.
     await claimApiSocket(config.apiSocketPath);
-    this.#servers.push(await listenUnix(this.#requests.handler, config.apiSocketPath));
-    const address: ApiAddress = { socketPath: config.apiSocketPath };
-    if (config.listen) {
-      const tcp = await listenTcp(this.#requests.handler, config.listen);
-      this.#servers.push(tcp.server);
-      address.tcp = tcp.address;
-    }
-    this.#apiAddress = address;
+    const served = await serveApi(this.#requests.handler, config, logger, this.#apiLimits, (server) =>
+      this.#servers.push(server),
+    );
+    this.#apiAddress = {
+      socketPath: config.apiSocketPath,
+      ...(served.tcp === undefined ? {} : { tcp: served.tcp }),
+    };
     this.#stillStarting();
     this.#stillStarting();
 
@@ -180,6 +168,7 @@ export class Daemon implements AsyncDisposable {
     this.#source = source; // owned (and closed by stop) before a stop can interrupt the start
     this.#stillStarting();
 
+    ensurePrivateFile(config.statePath, 'the state database');
     const storage = createSqliteStorage({
       path: config.statePath,
       logger: logger.child({ component: 'storage' }),
@@ -196,31 +185,15 @@ export class Daemon implements AsyncDisposable {
     const grpc = createGrpcDispenser({ logger: logger.child({ component: 'dispenser' }) });
     this.#grpc = grpc;
     const handlerTypes = [...BUILTIN_HANDLER_TYPES, ...config.handlers.map((h) => h.type)];
-    const registry = createRegistry({
-      storage,
-      dispensers: Object.fromEntries(handlerTypes.map((type) => [type, grpc.dispenser])),
-      clock,
-      logger: logger.child({ component: 'registry' }),
-      subscriberQueueSize: config.registry.subscriberQueueSize,
-      onEvent: (event) => this.#bus.publish(event),
-    });
-    this.#registry = registry;
-    await registry.start();
-    grpc.attach(registry);
-    const bridge = createRegistryBridge({ registry, logger: logger.child({ component: 'bridge' }) });
-    const restored = new Set<string>();
-    for (const type of registry.types()) {
-      for (const current of registry.listPlugins(type) ?? []) {
-        for (const info of registry.listInstances(type, current.name)) restored.add(info.allocId);
-      }
-    }
-    const registrations = new Set<() => void>();
-
-    const pluginManager = createPluginManager({
+    // The library facade is the daemon's core: plugin manager, registry, bridge, restore settling.
+    const node = createPluginNode({
       pluginsDir: config.pluginsDir,
       ...(config.deprecatedPluginsDir === undefined
         ? {}
         : { deprecatedPluginsDir: config.deprecatedPluginsDir }),
+      storage: this.#storage,
+      dispensers: Object.fromEntries(handlerTypes.map((type) => [type, grpc.dispenser])),
+      subscriberQueueSize: config.registry.subscriberQueueSize,
       clock,
       logger,
       resyncPeriodMs: config.resyncPeriodMs,
@@ -228,45 +201,29 @@ export class Daemon implements AsyncDisposable {
       timeouts: config.timeouts,
       liveness: config.liveness,
       metricsRegistry: this.#metrics.registry,
-      onEvent: (event) => {
-        if (PLUGIN_MANAGER_EVENTS.has(event.type)) this.#bus.publish(event);
-        for (const wake of registrations) wake();
-      },
-      onRegistered: () => {
-        for (const wake of registrations) wake();
-      },
+      restoreSettleTimeoutMs: config.timeouts.dialMs + config.timeouts.getInfoMs + config.timeouts.notifyMs,
+      onEvent: (event) => this.#bus.publish(event),
     });
-    this.#pluginManager = pluginManager;
+    this.#node = node;
+    const registry = node.registry;
+    this.#registry = registry;
+    grpc.attach(registry);
+    const pluginManager = node.manager;
     const handlers = await buildHandlers({
       config,
       logger,
       clock,
       emit: (event) => this.#bus.publish(event),
-      recordFacts: (instance, facts) => bridge.recordFacts(instance, facts),
-      delegateFor: (type) => bridge.handlerFor(type),
+      recordFacts: (instance, facts) => node.recordFacts(instance, facts),
+      delegateFor: (type) => node.registryHandler(type),
     });
     this.#handlers = handlers;
     for (const handler of Object.values(handlers.builtin)) await handler.start?.(this.#abort.signal);
     this.#stillStarting();
-    for (const [type, handler] of handlers.all) pluginManager.addHandler(type, handler);
-    await pluginManager.start(this.#abort.signal);
+    for (const [type, handler] of handlers.all) node.addHandler(type, handler);
+    // The first scan, then restored instances are confirmed by their plugins or dropped.
+    await node.start(this.#abort.signal);
     this.#stillStarting();
-    // Restored instances are kept only if their plugin answers again (see restore-settle.ts).
-    await waitForRestoredSockets({
-      sockets: () => pluginManager.sockets(),
-      restored,
-      onChange: (wake) => {
-        registrations.add(wake);
-        return () => registrations.delete(wake);
-      },
-      clock,
-      timeoutMs: config.timeouts.dialMs + config.timeouts.getInfoMs + config.timeouts.notifyMs,
-      signal: this.#abort.signal,
-    });
-    this.#stillStarting();
-    const removed = await bridge.reconcileRestored(pluginManager.liveSocketPaths());
-    if (removed.length > 0)
-      logger.info({ removed: removed.length }, 'dropped restored plugins whose socket is gone');
 
     const objects = objectsModule.createObjectManagers({
       strategy: config.objects.strategy,
@@ -287,7 +244,11 @@ export class Daemon implements AsyncDisposable {
       logger: logger.child({ component: 'api' }),
       bodyLimitBytes: config.api.bodyLimitBytes,
       sseQueueSize: config.api.sseQueueSize,
-      sseHeartbeatMs: config.api.sseHeartbeatMs,
+      // A heartbeat well inside the idle timeout keeps idle event streams open.
+      sseHeartbeatMs: Math.min(config.api.sseHeartbeatMs, Math.floor(config.api.idleTimeoutMs / 2)),
+      maxEventStreams: config.api.maxEventStreams,
+      eventStreamBufferBytes: config.api.eventStreamBufferBytes,
+      onLimit: (what) => this.#apiLimits.hit(what === 'cap' ? 'event-streams' : 'lagged'),
     });
     this.#stillStarting();
     this.#requests.use(this.#api.handler);
@@ -340,8 +301,9 @@ export class Daemon implements AsyncDisposable {
         contentType: this.#metrics.registry.contentType,
         render: () => this.#metrics.registry.metrics(),
       },
-      // A registry that cannot persist refuses registrations: not ready until writes work again.
-      isReady: () => this.#state === 'ready' && registry.storageHealth().state === 'ok',
+      // Not ready while the plugins directory cannot be watched or registry writes fail.
+      isReady: () => this.#state === 'ready' && this.#readinessProblem(registry) === undefined,
+      readinessProblem: () => this.#readinessProblem(registry),
       csi: handlers.builtin.CSIPlugin,
       dra: handlers.builtin.DRAPlugin,
       status: () =>
@@ -367,6 +329,15 @@ export class Daemon implements AsyncDisposable {
     };
   }
 
+  /** Why a started daemon is not ready: a plugins directory it cannot watch, or failing registry writes. */
+  #readinessProblem(registry: Registry): string | undefined {
+    const dir = pluginsDirProblem(this.config.pluginsDir);
+    if (dir !== undefined) return dir;
+    const health = registry.storageHealth();
+    if (health.state === 'failing') return `registry writes are failing: ${health.lastError.message}`;
+    return undefined;
+  }
+
   /**
    * Stops everything, newest first. Idempotent; concurrent calls share one stop.
    * Each step is isolated: one failing does not keep the rest (or the state
@@ -387,14 +358,13 @@ export class Daemon implements AsyncDisposable {
       this.#source && { name: 'the object source', stop: () => this.#source?.stop() },
       this.#storage && { name: 'the state database', stop: () => this.#storage?.stop() },
       this.#grpc && { name: 'the plugin dispenser', stop: () => this.#grpc?.stop() },
-      this.#registry && { name: 'the registry', stop: () => this.#registry?.stop() },
       this.#handlers && {
         name: 'the built-in handlers',
         stop: async () => {
           await Promise.all(Object.values(this.#handlers?.builtin ?? {}).map((h) => h.stop?.()));
         },
       },
-      this.#pluginManager && { name: 'the plugin manager', stop: () => this.#pluginManager?.stop() },
+      this.#node && { name: 'the plugin node (plugin manager and registry)', stop: () => this.#node?.stop() },
       this.#objects && { name: 'the object manager', stop: () => this.#objects?.stop() },
       { name: 'the API', stop: () => this.#closeApi() },
     ];

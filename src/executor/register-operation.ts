@@ -1,9 +1,13 @@
 import type { ActualStateOfWorld, PluginInfo } from '../cache/types.js';
 import { BerthError, type BerthErrorCode, errorMessage, type Logger } from '../common/index.js';
 import type { PluginCallContext } from '../handlers/types.js';
+import { enforcePluginInfoBounds } from '../registration/index.js';
 import type { DialRegistration, RegistrationConnection } from '../registration/types.js';
-import type { ExecutorTimeouts, HandlerLookup, PluginGeneration } from './types.js';
+import type { ExecutorTimeouts, YoungSocketRetry } from './executor-options.js';
+import type { Slots } from './slots.js';
+import type { HandlerLookup, PluginGeneration } from './types.js';
 import { deregisterQuietly } from './unregister-operation.js';
+import { dialYoungSocket } from './young-socket.js';
 
 export interface RegisterRequest {
   socketPath: string;
@@ -16,6 +20,9 @@ export interface RegisterDeps {
   dial: DialRegistration;
   timeouts: ExecutorTimeouts;
   logger: Logger;
+  /** Bounds the attempts in flight; held from the dial to the end of the attempt. */
+  slots?: Slots;
+  youngSocketRetry?: YoungSocketRetry | false;
 }
 
 /**
@@ -42,7 +49,8 @@ export async function registerOperation(
 
   let conn: RegistrationConnection;
   try {
-    conn = await deps.dial(socketPath, { timeoutMs: timeouts.dialMs, signal });
+    // Returns holding a slot (when there are slots); waits between quick redials hold none.
+    conn = await dialYoungSocket(deps, socketPath, signal);
   } catch (err) {
     throw new BerthError(
       'BERTH_DIAL_FAILED',
@@ -88,6 +96,7 @@ export async function registerOperation(
       return new BerthError(code, errorText, { cause, details: { ...plugin, socketPath } });
     };
 
+    await enforcePluginInfoBounds(conn, info, socketPath, { timeoutMs: timeouts.notifyMs, signal });
     const handler = getHandler(info.type);
     if (handler === undefined) {
       const text = `RegisterPlugin error -- no handler registered for plugin type: ${info.type} at socket ${socketPath}`;
@@ -176,6 +185,7 @@ export async function registerOperation(
     return entry;
   } finally {
     conn.close();
+    deps.slots?.release();
   }
 }
 
