@@ -14,6 +14,7 @@ export {
   type ResolveConfigOptions,
   resolveDaemonConfig,
 } from './config/config.js';
+export type { ConfigFile } from './config/config-schema.js';
 export {
   BUILTIN_HANDLER_TYPES,
   DEFAULTS,

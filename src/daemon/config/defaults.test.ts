@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DEFAULT_EXECUTOR_TIMEOUTS } from '../../executor/index.js';
+import { builtinHandlers } from '../../handlers/builtin-handlers.js';
 import {
   CHANGE_DETECTION_STRATEGIES,
   DEFAULT_CHANGE_DETECTION_STRATEGY,
@@ -15,9 +16,9 @@ import {
 } from '../../objects/index.js';
 import { DEFAULT_LIVENESS, DEFAULT_RESYNC_PERIOD_MS } from '../../plugin-manager/index.js';
 import { DEFAULT_RESCAN_INTERVAL_MS } from '../../watcher/index.js';
-import { resolveDaemonConfig } from './config.js';
+import { parseConfigDocument, resolveDaemonConfig } from './config.js';
 import { OBJECT_STRATEGIES } from './config-schema.js';
-import { DEFAULTS } from './defaults.js';
+import { BUILTIN_HANDLER_TYPES, DEFAULTS } from './defaults.js';
 
 /** [daemon default, component default, what it is] */
 const PAIRS: Array<[unknown, unknown, string]> = [
@@ -49,8 +50,20 @@ describe('daemon defaults', () => {
     assert.equal(config.resyncPeriodMs, DEFAULT_RESYNC_PERIOD_MS);
     assert.equal(config.rescanIntervalMs, DEFAULT_RESCAN_INTERVAL_MS);
     assert.deepEqual(config.timeouts, { ...DEFAULT_EXECUTOR_TIMEOUTS });
-    assert.deepEqual(config.liveness, { ...DEFAULT_LIVENESS });
+    const { pingsPerPeriod: _notConfigurable, ...configurableLiveness } = DEFAULT_LIVENESS;
+    assert.deepEqual(config.liveness, configurableLiveness);
     assert.equal(config.objects.strategy, DEFAULT_CHANGE_DETECTION_STRATEGY);
     assert.equal(config.objects.ttlMs, DEFAULT_OBJECT_TTL_MS);
+  });
+
+  it('every built-in handler type is known to the config from the one table', () => {
+    // The daemon builds handlers and dispensers from the same table (handler-setup.ts, daemon.ts).
+    assert.deepEqual([...BUILTIN_HANDLER_TYPES], Object.keys(builtinHandlers));
+    for (const type of Object.keys(builtinHandlers)) {
+      assert.throws(
+        () => parseConfigDocument({ handlers: [{ type, versions: ['1.0.0'] }] }, 'berth.yaml'),
+        new RegExp(`${type} has a built-in handler`),
+      );
+    }
   });
 });

@@ -1,6 +1,9 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { DEFAULT_EXECUTOR_TIMEOUTS } from '../../executor/executor-options.js';
 import { DEFAULT_CHANGE_DETECTION_STRATEGY, DEFAULT_OBJECT_TTL_MS } from '../../objects/objects-options.js';
+import { DEFAULT_LIVENESS } from '../../plugin-manager/liveness-options.js';
+import { DEFAULT_RESYNC_PERIOD_MS } from '../../reconciler/reconciler-options.js';
 import { DEFAULT_RESCAN_INTERVAL_MS } from '../../watcher/plugin-watcher-options.js';
 
 /**
@@ -11,15 +14,19 @@ import { DEFAULT_RESCAN_INTERVAL_MS } from '../../watcher/plugin-watcher-options
  */
 export const DEFAULTS = {
   logLevel: 'info',
-  resyncPeriodMs: 10_000,
+  resyncPeriodMs: DEFAULT_RESYNC_PERIOD_MS,
   rescanIntervalMs: DEFAULT_RESCAN_INTERVAL_MS,
-  dialTimeoutMs: 10_000,
-  getInfoTimeoutMs: 1_000,
-  notifyTimeoutMs: 5_000,
+  dialTimeoutMs: DEFAULT_EXECUTOR_TIMEOUTS.dialMs,
+  getInfoTimeoutMs: DEFAULT_EXECUTOR_TIMEOUTS.getInfoMs,
+  notifyTimeoutMs: DEFAULT_EXECUTOR_TIMEOUTS.notifyMs,
   livenessEnabled: true,
-  livenessPeriodMs: 10_000,
-  livenessTimeoutMs: 5_000,
-  livenessFailureThreshold: 3,
+  livenessPeriodMs: DEFAULT_LIVENESS.periodMs,
+  livenessTimeoutMs: DEFAULT_LIVENESS.timeoutMs,
+  livenessFailureThreshold: DEFAULT_LIVENESS.failureThreshold,
+  /**
+   * The daemon bounds each registry subscriber (the library's registry leaves
+   * them unbounded): a daemon's subscribers are its API clients.
+   */
   subscriberQueueSize: 1024,
   objectStrategy: DEFAULT_CHANGE_DETECTION_STRATEGY,
   objectTtlMs: DEFAULT_OBJECT_TTL_MS,
