@@ -7,13 +7,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
+import { createActualStateOfWorld, createDesiredStateOfWorld } from '../src/cache/index.js';
 import {
   type Lifecycle,
   LifecycleController,
   type LifecycleState,
+  silentLogger,
   systemClock,
 } from '../src/common/index.js';
 import { EventBus } from '../src/daemon/index.js';
+import { createOperationExecutor } from '../src/executor/index.js';
+import { createHandlerTable } from '../src/handlers/index.js';
 import { createEtcdSource } from '../src/objects/etcd.js';
 import {
   createDirectorySource,
@@ -24,9 +28,14 @@ import {
   getSecretNames,
 } from '../src/objects/index.js';
 import { createKubernetesSource } from '../src/objects/kubernetes.js';
+import { createLivenessProber, createPluginManager } from '../src/plugin-manager/index.js';
+import { createPluginNode } from '../src/plugin-node/index.js';
+import { createReconciler } from '../src/reconciler/index.js';
+import { dialRegistration } from '../src/registration/index.js';
 import { createGrpcDispenser, createRegistry } from '../src/registry/index.js';
 import { createMemoryStorage, createSqliteStorage } from '../src/storage/index.js';
 import { createTempDir, FakeClock } from '../src/testing/index.js';
+import { createPluginWatcher } from '../src/watcher/index.js';
 
 interface Made {
   subject: Lifecycle;
@@ -36,9 +45,49 @@ interface Made {
 
 const STATES: readonly LifecycleState[] = ['new', 'starting', 'running', 'stopping', 'stopped'];
 
+const executor = () =>
+  createOperationExecutor({ clock: new FakeClock(), logger: silentLogger, dial: dialRegistration });
+
+/** A component made over its own plugins directory, removed afterwards. */
+function inPluginsDir(make: (pluginsDir: string) => Lifecycle): () => Made {
+  return () => {
+    const dir = createTempDir();
+    return { subject: make(dir.join('plugins')), cleanup: () => dir.remove() };
+  };
+}
+
 /** Every long-lived component, made with small real dependencies. */
 const COMPONENTS: Record<string, () => Made | Promise<Made>> = {
   'LifecycleController (the shared implementation)': () => ({ subject: new LifecycleController() }),
+  // The registration pipeline.
+  watcher: inPluginsDir((dir) => createPluginWatcher({ dir, desiredState: createDesiredStateOfWorld() })),
+  executor: () => ({ subject: executor() }),
+  reconciler: () => ({
+    subject: createReconciler({
+      desiredState: createDesiredStateOfWorld(),
+      actualState: createActualStateOfWorld(),
+      executor: executor(),
+      handlers: createHandlerTable(),
+      clock: new FakeClock(),
+      logger: silentLogger,
+    }),
+  }),
+  liveness: () => ({
+    subject: createLivenessProber({
+      periodMs: 1_000,
+      timeoutMs: 100,
+      failureThreshold: 1,
+      clock: new FakeClock(),
+      logger: silentLogger,
+      dial: dialRegistration,
+      isBusy: () => false,
+      onDead: () => {},
+    }),
+  }),
+  'plugin manager': inPluginsDir((pluginsDir) => createPluginManager({ pluginsDir })),
+  'plugin node (the library facade)': inPluginsDir((pluginsDir) => createPluginNode({ pluginsDir })),
+  // The registry and its storage.
+  // The daemon's own.
   'event bus': () => ({ subject: new EventBus({ clock: new FakeClock() }) }),
   registry: () => ({ subject: createRegistry() }),
   'registry over SQLite storage': () => {
@@ -59,6 +108,7 @@ const COMPONENTS: Record<string, () => Made | Promise<Made>> = {
     return { subject: createSqliteStorage({ path: dir.join('state.db') }), cleanup: () => dir.remove() };
   },
   'gRPC dispenser': () => ({ subject: createGrpcDispenser() }),
+  // The object manager.
   'memory source': () => ({ subject: createMemorySource() }),
   'directory source': () => {
     const dir = createTempDir();
