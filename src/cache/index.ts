@@ -1,3 +1,8 @@
+/**
+ * @internal The plugin manager's part: the desired and actual state of the world. Exported for berth's own
+ * folders, tests and benchmarks; use `berth/plugin-manager` or
+ * `berth/plugin-node`, whose surface is stable.
+ */
 export {
   type ActualStateOfWorldOptions,
   type ActualStateOfWorldStore,

@@ -1,3 +1,8 @@
+/**
+ * @internal The plugin manager's part: the operation executor (one operation per socket path, backoff, the register and unregister operations). Exported for berth's own
+ * folders, tests and benchmarks; use `berth/plugin-manager` or
+ * `berth/plugin-node`, whose surface is stable.
+ */
 export {
   DEFAULT_EXECUTOR_BACKOFF,
   DEFAULT_EXECUTOR_OPTIONS,
