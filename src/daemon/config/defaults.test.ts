@@ -30,6 +30,7 @@ const PAIRS: Array<[unknown, unknown, string]> = [
   [DEFAULTS.livenessPeriodMs, DEFAULT_LIVENESS.periodMs, 'liveness period'],
   [DEFAULTS.livenessTimeoutMs, DEFAULT_LIVENESS.timeoutMs, 'liveness timeout'],
   [DEFAULTS.livenessFailureThreshold, DEFAULT_LIVENESS.failureThreshold, 'liveness failure threshold'],
+  [DEFAULTS.livenessPingsPerPeriod, DEFAULT_LIVENESS.pingsPerPeriod, 'liveness pings per period'],
   [DEFAULTS.objectStrategy, DEFAULT_CHANGE_DETECTION_STRATEGY, 'object change-detection strategy'],
   [DEFAULTS.objectTtlMs, DEFAULT_OBJECT_TTL_MS, 'object TTL (Cache strategy)'],
 ];
@@ -50,8 +51,7 @@ describe('daemon defaults', () => {
     assert.equal(config.resyncPeriodMs, DEFAULT_RESYNC_PERIOD_MS);
     assert.equal(config.rescanIntervalMs, DEFAULT_RESCAN_INTERVAL_MS);
     assert.deepEqual(config.timeouts, { ...DEFAULT_EXECUTOR_TIMEOUTS });
-    const { pingsPerPeriod: _notConfigurable, ...configurableLiveness } = DEFAULT_LIVENESS;
-    assert.deepEqual(config.liveness, configurableLiveness);
+    assert.deepEqual(config.liveness, { ...DEFAULT_LIVENESS });
     assert.equal(config.objects.strategy, DEFAULT_CHANGE_DETECTION_STRATEGY);
     assert.equal(config.objects.ttlMs, DEFAULT_OBJECT_TTL_MS);
   });

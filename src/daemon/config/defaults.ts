@@ -23,6 +23,7 @@ export const DEFAULTS = {
   livenessPeriodMs: DEFAULT_LIVENESS.periodMs,
   livenessTimeoutMs: DEFAULT_LIVENESS.timeoutMs,
   livenessFailureThreshold: DEFAULT_LIVENESS.failureThreshold,
+  livenessPingsPerPeriod: DEFAULT_LIVENESS.pingsPerPeriod,
   /**
    * The daemon bounds each registry subscriber (the library's registry leaves
    * them unbounded): a daemon's subscribers are its API clients.
