@@ -49,6 +49,10 @@ export const ERROR_CODES = {
   BERTH_PAYLOAD_TOO_LARGE: 'An API request body was larger than allowed.',
   BERTH_NOT_READY: 'The daemon is still starting (state restore, first scan) or is shutting down.',
   BERTH_DAEMON_RUNNING: 'Another berth daemon already serves the API socket of this data directory.',
+  BERTH_CLUSTER_NODE_CONFLICT:
+    'Another berth instance publishes the same cluster node name to etcd; this one does not publish.',
+  BERTH_CLUSTER_UNAVAILABLE: 'etcd could not be reached for the cluster view (publishing or reading).',
+  BERTH_CLUSTER_DISABLED: 'The cluster view is not configured on this daemon (no `cluster:` section).',
   BERTH_INTERNAL: 'An unexpected internal failure; the message and cause say more.',
 } as const;
 
