@@ -442,8 +442,8 @@ export class ClusterWriter {
     this.#conflict = { holder, message };
     // The fresh lease holds nothing; give it back rather than keep renewing it.
     this.#lease = undefined;
-    await this.#revokeQuietly(ourLease);
     this.#setLeaseState('conflict');
+    await this.#revokeQuietly(ourLease);
     throw new BerthError('BERTH_CLUSTER_NODE_CONFLICT', message, {
       details: { node: this.nodeName, holder },
     });

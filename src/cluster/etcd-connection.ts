@@ -27,6 +27,9 @@ export function createEtcdClient(
     hosts: settings.endpoints,
     defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + callTimeoutMs }),
     faultHandling: {
+      // etcd3's default per-host circuit breaker refuses every call for 5 s after three failures,
+      // which outlasts a short lease TTL once etcd is back; berth's callers retry with their own backoff.
+      host: () => passThroughPolicy,
       watchBackoff: watchBackoff(options.watchBackoff ?? { initialMs: 100, maxMs: 2_000, factor: 2 }),
     },
   };
@@ -52,6 +55,14 @@ function readPem(what: string, path: string): Buffer {
     });
   }
 }
+
+type HostPolicy = ReturnType<NonNullable<NonNullable<IOptions['faultHandling']>['host']>>;
+
+/** A cockatiel-shaped policy that just runs the call. */
+const passThroughPolicy = {
+  execute: <T>(fn: (context: { signal: AbortSignal }) => T | PromiseLike<T>) =>
+    Promise.resolve().then(() => fn({ signal: new AbortController().signal })),
+} as unknown as HostPolicy;
 
 /** etcd3 asks a cockatiel-shaped backoff for each reconnect delay; this one follows a BackoffSetting. */
 function watchBackoff(setting: BackoffSetting): WatchBackoff {

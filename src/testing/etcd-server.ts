@@ -56,7 +56,7 @@ export async function startEtcdServer(options: EtcdServerOptions = {}): Promise<
   for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
     const [clientPort = 0, peerPort = 0] = await freePorts(2);
     try {
-      const first = await launch(settings, clientPort, peerPort);
+      const first = await launch(settings, singleMember(clientPort, peerPort));
       return serverHandle(settings, tempDir, clientPort, peerPort, first);
     } catch (err) {
       lastError = err;
@@ -67,19 +67,22 @@ export async function startEtcdServer(options: EtcdServerOptions = {}): Promise<
   throw lastError instanceof Error ? lastError : new Error(String(lastError));
 }
 
-interface LaunchSettings {
+/** @internal */
+export interface LaunchSettings {
   binary: string;
   dataDir: string;
   watchProgressNotifyIntervalMs: number | undefined;
   startTimeoutMs: number;
 }
 
-/** One etcd process; `kill` is idempotent. */
-interface RunningEtcd {
-  kill(): Promise<void>;
+/** One etcd process; `kill` is idempotent (SIGTERM by default, SIGKILL for a crash). */
+export interface RunningEtcd {
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  readonly pid: number | undefined;
 }
 
-class PortConflictError extends Error {}
+/** @internal */
+export class PortConflictError extends Error {}
 
 function serverHandle(
   settings: LaunchSettings,
@@ -100,7 +103,7 @@ function serverHandle(
   const restart = async () => {
     if (stopping !== undefined) throw new Error('etcd server was stopped');
     await current.kill();
-    current = await launch(settings, clientPort, peerPort);
+    current = await launch(settings, singleMember(clientPort, peerPort));
   };
   return {
     endpoint: `http://127.0.0.1:${clientPort}`,
@@ -111,10 +114,25 @@ function serverHandle(
   };
 }
 
-async function launch(settings: LaunchSettings, clientPort: number, peerPort: number): Promise<RunningEtcd> {
-  const clientUrl = `http://127.0.0.1:${clientPort}`;
-  const peerUrl = `http://127.0.0.1:${peerPort}`;
+/** One member's identity: its name, ports, and the whole cluster's peer list. */
+export interface MemberSpec {
+  name: string;
+  clientPort: number;
+  peerPort: number;
+  /** etcd's --initial-cluster value (name=peerUrl,...). */
+  initialCluster: string;
+}
+
+function singleMember(clientPort: number, peerPort: number): MemberSpec {
   const name = 'berth-test';
+  return { name, clientPort, peerPort, initialCluster: `${name}=http://127.0.0.1:${peerPort}` };
+}
+
+/** @internal Starts one etcd process (also used by the three-member test cluster). */
+export async function launch(settings: LaunchSettings, member: MemberSpec): Promise<RunningEtcd> {
+  const clientUrl = `http://127.0.0.1:${member.clientPort}`;
+  const peerUrl = `http://127.0.0.1:${member.peerPort}`;
+  const name = member.name;
   const args = [
     `--name=${name}`,
     `--data-dir=${settings.dataDir}`,
@@ -122,7 +140,7 @@ async function launch(settings: LaunchSettings, clientPort: number, peerPort: nu
     `--advertise-client-urls=${clientUrl}`,
     `--listen-peer-urls=${peerUrl}`,
     `--initial-advertise-peer-urls=${peerUrl}`,
-    `--initial-cluster=${name}=${peerUrl}`,
+    `--initial-cluster=${member.initialCluster}`,
     '--initial-cluster-state=new',
     '--logger=zap',
     '--log-level=warn',
@@ -143,9 +161,9 @@ async function launch(settings: LaunchSettings, clientPort: number, peerPort: nu
     else child.once('exit', () => resolve());
   });
   let killing: Promise<void> | undefined;
-  const killIt = () => {
+  const killIt = (signal: NodeJS.Signals = 'SIGTERM') => {
     killing ??= (async () => {
-      await kill(child, exited);
+      await kill(child, exited, signal);
       process.removeListener('exit', killOnExit);
     })();
     return killing;
@@ -158,7 +176,7 @@ async function launch(settings: LaunchSettings, clientPort: number, peerPort: nu
     if (/address already in use/i.test(text)) throw new PortConflictError(text);
     throw new Error(`etcd did not start: ${(err as Error).message}\n--- etcd output ---\n${text}`);
   }
-  return { kill: killIt };
+  return { kill: killIt, pid: child.pid };
 }
 
 /** etcd 3.4 refuses to run on architectures other than amd64/ppc64le unless told to. */
@@ -176,7 +194,8 @@ function etcdEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-async function waitHealthy(
+/** @internal */
+export async function waitHealthy(
   clientUrl: string,
   child: ChildProcess,
   exited: Promise<void>,
@@ -206,16 +225,17 @@ async function waitHealthy(
   }
 }
 
-async function kill(child: ChildProcess, exited: Promise<void>): Promise<void> {
+async function kill(child: ChildProcess, exited: Promise<void>, signal: NodeJS.Signals): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
+  child.kill(signal);
   const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
   await exited;
   clearTimeout(timer);
 }
 
 /** Free loopback TCP ports, found by binding port 0 (all held at once so they differ). */
-async function freePorts(count: number): Promise<number[]> {
+/** @internal */
+export async function freePorts(count: number): Promise<number[]> {
   const servers = await Promise.all(
     Array.from(
       { length: count },
