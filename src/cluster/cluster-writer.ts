@@ -555,9 +555,11 @@ export class ClusterWriter {
   /** Renews every TTL/3 on a short stream of its own; a TTL-0 answer means the lease is gone. */
   async #renewLoop(signal: AbortSignal): Promise<void> {
     const interval = Math.max(200, Math.floor((this.#ttl * 1000) / 3));
+    // After a failed renewal, try again soon (likely through another member) instead of a full interval later.
+    const retry = Math.min(interval, 250);
     while (!signal.aborted) {
       try {
-        await sleep(this.#clock, interval, signal);
+        await sleep(this.#clock, this.#renewFailing ? retry : interval, signal);
       } catch {
         return;
       }
