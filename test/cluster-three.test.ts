@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Etcd3 } from 'etcd3';
-import { type ClusterEvent, createEtcdClient } from '../src/cluster/index.js';
+import { createEtcdClient } from '../src/cluster/etcd.js';
+import type { ClusterEvent } from '../src/cluster/index.js';
 import {
   checkClusterInvariants,
   type EtcdCluster,

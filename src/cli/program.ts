@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { berthVersion } from '../daemon/contract.js';
 import { EXIT_OK, EXIT_USAGE, errorLine, exitCodeFor } from './cli-error.js';
+import { clusterCommand } from './commands/cluster.js';
 import { eventsCommand } from './commands/events.js';
 import { examplePluginCommand } from './commands/example-plugin.js';
 import { objectsCommand } from './commands/objects.js';
@@ -60,6 +61,7 @@ export function buildProgram(out: (text: string) => void = (text) => process.std
   statusCommand(program);
   podsCommand(program);
   objectsCommand(program);
+  clusterCommand(program);
   examplePluginCommand(program);
   return program;
 }

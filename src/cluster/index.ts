@@ -22,5 +22,4 @@ export {
   pluginRecord,
 } from './cluster-values.js';
 export { ClusterWriter, type ClusterWriterOptions, type StopMode } from './cluster-writer.js';
-export { createEtcdClient } from './etcd-connection.js';
 export { type PluginSource, registryPluginSource } from './plugin-source.js';

@@ -23,6 +23,7 @@ import { claimApiSocket, closeServer, listenTcp, listenUnix } from './api/api-li
 import { type ApiApp, createApiApp } from './api/api-server.js';
 import type { ApiBackend, SocketStatus } from './api/api-types.js';
 import { startingHandler, switchableHandler } from './api/starting-handler.js';
+import type { DaemonCluster } from './cluster-setup.js';
 import type { DaemonConfig } from './config/config.js';
 import { BUILTIN_HANDLER_TYPES } from './config/defaults.js';
 import { formatHostPort, type TcpAddress } from './config/listen-address.js';
@@ -91,6 +92,7 @@ export class Daemon implements AsyncDisposable {
   /** What the listeners serve: the starting handler, then the full API. */
   readonly #requests = switchableHandler(startingHandler());
   #apiAddress: ApiAddress | undefined;
+  #cluster: DaemonCluster | undefined;
 
   constructor(config: DaemonConfig, deps: DaemonDeps) {
     this.config = config;
@@ -255,6 +257,20 @@ export class Daemon implements AsyncDisposable {
     if (removed.length > 0)
       logger.info({ removed: removed.length }, 'dropped restored plugins whose socket is gone');
 
+    if (config.cluster) {
+      // Publishes the settled registry to etcd and reads the fleet; never waits for etcd.
+      const { startDaemonCluster } = await import('./cluster-setup.js');
+      this.#cluster = await startDaemonCluster(config.cluster, {
+        registry,
+        metrics: this.#metrics.registry,
+        clock,
+        logger,
+        version: this.#version,
+      });
+      if (this.#state !== 'starting') await this.#cluster.stop(); // a stop began meanwhile and missed it
+      this.#stillStarting();
+    }
+
     const objects = objectsModule.createObjectManagers({
       strategy: config.objects.strategy,
       source,
@@ -327,6 +343,7 @@ export class Daemon implements AsyncDisposable {
         render: () => this.#metrics.registry.metrics(),
       },
       isReady: () => this.#state === 'ready',
+      cluster: () => this.#cluster?.api,
       status: () =>
         buildStatus({
           version: this.#version,
@@ -374,6 +391,7 @@ export class Daemon implements AsyncDisposable {
     };
     // Ending the event streams first lets the servers close without waiting on them.
     await step('the API', () => this.#closeApi());
+    await step('the cluster view', () => this.#cluster?.stop());
     await step('the plugin manager', () => this.#pluginManager?.stop());
     await step('the object manager', () => this.#objects?.stop());
     await step('the object source', () => this.#source?.close());

@@ -1,11 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { createEtcdClient } from '../cluster/etcd.js';
 import {
   ClusterReader,
   type ClusterReaderOptions,
   ClusterWriter,
   type ClusterWriterOptions,
-  createEtcdClient,
   registryPluginSource,
 } from '../cluster/index.js';
 import type { PluginInstanceInfo } from '../common/index.js';

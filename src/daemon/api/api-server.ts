@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Clock, Logger } from '../../common/index.js';
 import type { ApiBackend } from './api-types.js';
 import { errorBody, httpStatusFor, toApiError } from './http-errors.js';
+import { clusterRoutes } from './routes/cluster.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { objectRoutes } from './routes/objects.js';
@@ -72,6 +73,12 @@ export async function createApiApp(backend: ApiBackend, options: ApiAppOptions):
     heartbeatMs: options.sseHeartbeatMs,
   });
   podRoutes(app, backend.pods);
+  clusterRoutes(app, backend.cluster ?? (() => undefined), {
+    clock: options.clock,
+    logger: options.logger,
+    queueSize: options.sseQueueSize,
+    heartbeatMs: options.sseHeartbeatMs,
+  });
   objectRoutes(app, backend.objects);
   healthRoutes(app, {
     isReady: () => backend.isReady(),

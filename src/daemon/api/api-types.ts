@@ -1,6 +1,7 @@
 import type { PluginInstanceInfo, PluginRef } from '../../common/index.js';
 import type { KubeObject, ObjectResource } from '../../objects/source.js';
 import type { EventBus } from '../event-bus.js';
+import type { ClusterApi } from './routes/cluster.js';
 
 /**
  * The narrow views of the daemon's components that the HTTP API reads. The
@@ -75,4 +76,6 @@ export interface ApiBackend {
   status(): Record<string, unknown>;
   /** True once state is restored and the first scan is done, until shutdown begins. */
   isReady(): boolean;
+  /** The fleet view, when `cluster:` is configured. */
+  cluster?: () => ClusterApi | undefined;
 }
