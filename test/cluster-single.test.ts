@@ -295,3 +295,73 @@ describe('cluster view, one etcd member', () => {
     }
   });
 });
+
+describe('cluster view, one etcd member: progress and auth', () => {
+  test('an idle reader stays current on progress notifications and does not re-list', async () => {
+    const prefix = nextRoot();
+    await using reader = await startFleetReader([etcd.endpoint], {
+      prefix,
+      progressTimeoutMs: 1_500,
+      probeIntervalMs: 200,
+    });
+    await using member = await startFleetMember([etcd.endpoint], 'idle', [fleetPlugin('idle', 0)], {
+      prefix,
+      leaseTtlSeconds: TTL,
+    });
+    await waitFor('the plugin', () => reader.plugins().length === 1);
+    const revision = BigInt(reader.status.revision);
+    // Writes elsewhere advance the store; only progress notifications can tell the reader.
+    await admin.put('/elsewhere/x').value('1');
+    await waitFor(
+      'the revision carried by a progress notification',
+      () => BigInt(reader.status.revision) > revision,
+      {
+        timeoutMs: 10_000,
+      },
+    );
+    // Three progress timeouts of idleness: progress notifications (every 500 ms) keep the watch alive.
+    const started = Date.now();
+    await waitFor('4.5 s of idleness', () => Date.now() - started > 4_500, { intervalMs: 100 });
+    assert.equal(reader.status.relists, 0);
+    assert.equal(member.writer.leaseState, 'held');
+  });
+
+  test('user/password auth: a client with the credentials publishes, one without is refused', async () => {
+    const secured = await startEtcdServer();
+    const root = createEtcdClient({ endpoints: [secured.endpoint] });
+    try {
+      await root.role('root').create();
+      await (await root.user('root').create('root-pw')).addRole('root');
+      await root.auth.authEnable({});
+      await using member = await startFleetMember([secured.endpoint], 'authed', [fleetPlugin('authed', 0)], {
+        leaseTtlSeconds: TTL,
+        client: createEtcdClient({
+          endpoints: [secured.endpoint],
+          auth: { username: 'root', password: 'root-pw' },
+        }),
+      });
+      await waitFor('published with credentials', () => member.writer.inSync);
+      const anonymous = createEtcdClient({ endpoints: [secured.endpoint] });
+      try {
+        await assert.rejects(
+          anonymous.getAll().prefix('/berth/v1/').keys(),
+          /user name is empty|permission denied|auth/i,
+        );
+      } finally {
+        anonymous.close();
+      }
+      const authed = createEtcdClient({
+        endpoints: [secured.endpoint],
+        auth: { username: 'root', password: 'root-pw' },
+      });
+      try {
+        assert.equal((await authed.getAll().prefix('/berth/v1/plugins/').keys()).length, 1);
+      } finally {
+        authed.close();
+      }
+    } finally {
+      root.close();
+      await secured.stop();
+    }
+  });
+});
