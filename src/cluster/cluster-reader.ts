@@ -272,12 +272,14 @@ export class ClusterReader {
 
   async #watchFrom(revision: string): Promise<void> {
     let resume = BigInt(revision) + 1n;
-    const watcher = await this.#client
+    // Handlers go on before the watch connects: a compacted start revision is reported right
+    // after 'connected', and a listener attached after create() resolved would miss it.
+    const watcher = this.#client
       .watch()
       .prefix(this.#keys.root)
       .withPreviousKV()
       .startRevision(resume.toString())
-      .create();
+      .watcher();
     this.#watcher = watcher;
     this.#lastWatchData = this.#clock.now();
     watcher.on('data', (response: IWatchResponse) => {

@@ -564,7 +564,8 @@ export class ClusterWriter {
         return;
       }
       const lease = this.#lease;
-      if (lease === undefined || this.#needsFullSync) continue;
+      // Renew whenever a lease is held, even while a full sync is pending, so a slow sync cannot let it lapse.
+      if (lease === undefined) continue;
       try {
         const ttl = await this.#keepAliveOnce(lease, interval);
         if (lease !== this.#lease) continue;
