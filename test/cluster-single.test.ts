@@ -9,6 +9,8 @@ import { createEtcdClient } from '../src/cluster/etcd.js';
 import type { ClusterEvent } from '../src/cluster/index.js';
 import {
   checkClusterInvariants,
+  createTempDir,
+  createTestCertificates,
   type EtcdServer,
   fleetPlugin,
   readPrefix,
@@ -361,6 +363,49 @@ describe('cluster view, one etcd member: progress and auth', () => {
       }
     } finally {
       root.close();
+      await secured.stop();
+    }
+  });
+});
+
+describe('cluster view, one etcd member: TLS', () => {
+  test('mutual TLS from the connection settings: with the client certificate it publishes, without it fails', async () => {
+    await using dir = createTempDir('berth-tls-');
+    const certs = createTestCertificates(dir.path);
+    const secured = await startEtcdServer({
+      tls: { cert: certs.serverCert, key: certs.serverKey, ca: certs.ca },
+    });
+    try {
+      assert.match(secured.endpoint, /^https:/);
+      const tls = { ca: certs.ca, cert: certs.clientCert, key: certs.clientKey };
+      await using reader = await startFleetReader([secured.endpoint], {
+        client: createEtcdClient({ endpoints: [secured.endpoint], tls }),
+      });
+      await using member = await startFleetMember(
+        [secured.endpoint],
+        'tls-node',
+        [fleetPlugin('tls-node', 0)],
+        {
+          leaseTtlSeconds: TTL,
+          client: createEtcdClient({ endpoints: [secured.endpoint], tls }),
+        },
+      );
+      await waitFor('published over TLS', () => member.writer.inSync);
+      await waitFor('read over TLS', () => reader.plugins({ node: 'tls-node' }).length === 1);
+      const noClientCert = createEtcdClient(
+        { endpoints: [secured.endpoint], tls: { ca: certs.ca } },
+        { callTimeoutMs: 3_000 },
+      );
+      try {
+        await assert.rejects(noClientCert.get('/berth/v1/nodes/tls-node').string());
+      } finally {
+        noClientCert.close();
+      }
+      assert.throws(
+        () => createEtcdClient({ endpoints: [secured.endpoint], tls: { ca: dir.join('missing.pem') } }),
+        /etcd tls\.ca: cannot read .*missing\.pem/,
+      );
+    } finally {
       await secured.stop();
     }
   });

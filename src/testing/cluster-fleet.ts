@@ -45,7 +45,7 @@ export async function startFleetMember(
   const registry = createRegistry();
   for (const plugin of plugins) registry.registerPlugin(plugin);
   const writer = new ClusterWriter({
-    client: createEtcdClient({ endpoints }),
+    client: options.client ?? createEtcdClient({ endpoints }),
     ownsClient: true,
     source: registryPluginSource(registry),
     nodeName,
@@ -65,7 +65,7 @@ export async function startFleetMember(
 
 export async function startFleetReader(endpoints: string[], options: Partial<ClusterReaderOptions> = {}) {
   const reader = new ClusterReader({
-    client: createEtcdClient({ endpoints }),
+    client: options.client ?? createEtcdClient({ endpoints }),
     ownsClient: true,
     probeIntervalMs: 250,
     staleAfterMs: 2_000,

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { accessSync, constants, mkdirSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
 import { createTempDir, type TempDir } from './temp-dir.js';
 
@@ -13,6 +14,8 @@ export interface EtcdServerOptions {
   dataDir?: string;
   /** etcd's --experimental-watch-progress-notify-interval, for tests of watch bookmarks. Default: etcd's (10 min). */
   watchProgressNotifyIntervalMs?: number;
+  /** Serve clients over TLS with these PEM files, requiring client certificates signed by `ca`. */
+  tls?: { cert: string; key: string; ca: string };
   /** How long to wait for the first healthy answer. Default 30 s. */
   startTimeoutMs?: number;
   /** The etcd binary. Default /usr/bin/etcd. */
@@ -47,6 +50,7 @@ export async function startEtcdServer(options: EtcdServerOptions = {}): Promise<
     binary,
     dataDir,
     watchProgressNotifyIntervalMs: options.watchProgressNotifyIntervalMs,
+    tls: options.tls,
     startTimeoutMs: options.startTimeoutMs ?? 30_000,
   };
 
@@ -72,6 +76,7 @@ export interface LaunchSettings {
   binary: string;
   dataDir: string;
   watchProgressNotifyIntervalMs: number | undefined;
+  tls?: { cert: string; key: string; ca: string } | undefined;
   startTimeoutMs: number;
 }
 
@@ -106,7 +111,7 @@ function serverHandle(
     current = await launch(settings, singleMember(clientPort, peerPort));
   };
   return {
-    endpoint: `http://127.0.0.1:${clientPort}`,
+    endpoint: `${settings.tls ? 'https' : 'http'}://127.0.0.1:${clientPort}`,
     dataDir: settings.dataDir,
     restart,
     stop,
@@ -130,7 +135,7 @@ function singleMember(clientPort: number, peerPort: number): MemberSpec {
 
 /** @internal Starts one etcd process (also used by the three-member test cluster). */
 export async function launch(settings: LaunchSettings, member: MemberSpec): Promise<RunningEtcd> {
-  const clientUrl = `http://127.0.0.1:${member.clientPort}`;
+  const clientUrl = `${settings.tls ? 'https' : 'http'}://127.0.0.1:${member.clientPort}`;
   const peerUrl = `http://127.0.0.1:${member.peerPort}`;
   const name = member.name;
   const args = [
@@ -145,6 +150,14 @@ export async function launch(settings: LaunchSettings, member: MemberSpec): Prom
     '--logger=zap',
     '--log-level=warn',
   ];
+  if (settings.tls) {
+    args.push(
+      `--cert-file=${settings.tls.cert}`,
+      `--key-file=${settings.tls.key}`,
+      `--trusted-ca-file=${settings.tls.ca}`,
+      '--client-cert-auth',
+    );
+  }
   if (settings.watchProgressNotifyIntervalMs !== undefined) {
     args.push(`--experimental-watch-progress-notify-interval=${settings.watchProgressNotifyIntervalMs}ms`);
   }
@@ -169,7 +182,7 @@ export async function launch(settings: LaunchSettings, member: MemberSpec): Prom
     return killing;
   };
   try {
-    await waitHealthy(clientUrl, child, exited, settings.startTimeoutMs);
+    await waitHealthy(clientUrl, child, exited, settings.startTimeoutMs, settings.tls);
   } catch (err) {
     await killIt();
     const text = output.text();
@@ -200,6 +213,7 @@ export async function waitHealthy(
   child: ChildProcess,
   exited: Promise<void>,
   timeoutMs: number,
+  tls?: { cert: string; key: string; ca: string },
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastProblem = 'no answer yet';
@@ -212,7 +226,9 @@ export async function waitHealthy(
       throw new Error(`etcd exited early (code ${child.exitCode}, signal ${child.signalCode})`);
     }
     try {
-      const res = await fetch(`${clientUrl}/health`, { signal: AbortSignal.timeout(2_000) });
+      const res = tls
+        ? await httpsHealth(clientUrl, tls)
+        : await fetch(`${clientUrl}/health`, { signal: AbortSignal.timeout(2_000) });
       const body = (await res.json()) as { health?: unknown };
       if (res.ok && (body.health === 'true' || body.health === true)) return;
       lastProblem = `/health answered ${res.status} ${JSON.stringify(body)}`;
@@ -223,6 +239,36 @@ export async function waitHealthy(
     // Poll until healthy or exited; a short real-time pause between probes (startup, not a test wait).
     await Promise.race([new Promise((resolve) => setTimeout(resolve, 25)), exited]);
   }
+}
+
+/** /health over mutual TLS (fetch cannot present a client certificate). */
+function httpsHealth(
+  clientUrl: string,
+  tls: { cert: string; key: string; ca: string },
+): Promise<{ ok: boolean; status: number; json(): Promise<unknown> }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      `${clientUrl}/health`,
+      { ca: readFileSync(tls.ca), cert: readFileSync(tls.cert), key: readFileSync(tls.key), timeout: 2_000 },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => {
+          text += chunk.toString();
+        });
+        res.on('end', () => {
+          const status = res.statusCode ?? 0;
+          resolve({
+            ok: status >= 200 && status < 300,
+            status,
+            json: async () => JSON.parse(text) as unknown,
+          });
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 async function kill(child: ChildProcess, exited: Promise<void>, signal: NodeJS.Signals): Promise<void> {

@@ -27,4 +27,5 @@ export { createRecordingLogger, type LogRecord } from './recording-logger.js';
 export { siblingModule, spawnModule, stopChild } from './spawn-module.js';
 export { createStaleSocket } from './stale-socket.js';
 export { createTempDir, type TempDir } from './temp-dir.js';
+export { createTestCertificates, type TestCertificates } from './test-certificates.js';
 export { nextWithin, type WaitForOptions, waitFor } from './wait-for.js';
