@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { createEtcdClient } from '../cluster/etcd.js';
+import type { Etcd3 } from 'etcd3';
 import {
   ClusterReader,
   type ClusterReaderOptions,
@@ -36,6 +36,12 @@ export interface FleetMember extends AsyncDisposable {
   writer: ClusterWriter;
 }
 
+/** The etcd client is loaded only by tests that use it (etcd3 takes 0.5-1 s to load). */
+async function newClient(endpoints: string[]): Promise<Etcd3> {
+  const { createEtcdClient } = await import('../cluster/etcd.js');
+  return createEtcdClient({ endpoints });
+}
+
 export async function startFleetMember(
   endpoints: string[],
   nodeName: string,
@@ -45,7 +51,7 @@ export async function startFleetMember(
   const registry = createRegistry();
   for (const plugin of plugins) registry.registerPlugin(plugin);
   const writer = new ClusterWriter({
-    client: options.client ?? createEtcdClient({ endpoints }),
+    client: options.client ?? (await newClient(endpoints)),
     ownsClient: true,
     source: registryPluginSource(registry),
     nodeName,
@@ -65,7 +71,7 @@ export async function startFleetMember(
 
 export async function startFleetReader(endpoints: string[], options: Partial<ClusterReaderOptions> = {}) {
   const reader = new ClusterReader({
-    client: options.client ?? createEtcdClient({ endpoints }),
+    client: options.client ?? (await newClient(endpoints)),
     ownsClient: true,
     probeIntervalMs: 250,
     staleAfterMs: 2_000,
