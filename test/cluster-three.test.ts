@@ -132,7 +132,7 @@ describe('cluster view, three etcd members', () => {
           leaseTtlSeconds: TTL,
         },
       );
-      await waitFor('3 plugins', () => reader.plugins().length === 3);
+      await waitFor('3 plugins', () => reader.plugins().length === 3 && cutReader.plugins().length === 3);
       const cutAt = Date.now();
       proxy.partition();
       await waitFor('the island expired on the majority side', () => reader.nodes().length === 1, {
@@ -143,7 +143,11 @@ describe('cluster view, three etcd members', () => {
       await waitFor('the cut-off reader marked stale', () => cutReader.status.stale);
       assert.ok(cutLog.events.some((e) => e.type === 'stale'));
       // The cut-off reader keeps its last data.
-      assert.equal(cutReader.plugins().length, 3);
+      assert.equal(
+        cutReader.plugins().length,
+        3,
+        JSON.stringify(cutLog.events.map((e) => [e.type, e.revision, 'reason' in e ? e.reason : ''])),
+      );
       assert.equal(reader.plugins({ node: 'mainland' }).length, 1);
 
       proxy.heal();
