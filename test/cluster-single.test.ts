@@ -328,6 +328,39 @@ describe('cluster view, one etcd member: progress and auth', () => {
     assert.equal(member.writer.leaseState, 'held');
   });
 
+  test('a watch that sends neither data nor progress notifications is re-listed', async () => {
+    // etcd's default progress interval (10 min) stands in for a stalled stream.
+    const silent = await startEtcdServer();
+    const client = createEtcdClient({ endpoints: [silent.endpoint] });
+    try {
+      await using reader = await startFleetReader([silent.endpoint], {
+        progressTimeoutMs: 1_000,
+        probeIntervalMs: 200,
+      });
+      const log = recordClusterEvents(reader);
+      await using member = await startFleetMember([silent.endpoint], 'quiet', [fleetPlugin('quiet', 0)], {
+        leaseTtlSeconds: TTL,
+      });
+      await waitFor('the plugin', () => reader.plugins().length === 1);
+      const relist = await waitFor('a re-list of the silent watch', () =>
+        log.events.find(
+          (e) => e.type === 'relisted' && e.reason === 'no watch data or progress notification',
+        ),
+      );
+      assert.ok(relist);
+      await checkClusterInvariants({ client, reader, events: log.events, root: '/berth/v1/' });
+      assert.deepEqual(
+        log.events.filter((e) => e.type.startsWith('plugin-')).map((e) => e.type),
+        ['plugin-added'],
+        'the re-list emitted no differences',
+      );
+      assert.equal(member.writer.leaseState, 'held');
+    } finally {
+      client.close();
+      await silent.stop();
+    }
+  });
+
   test('user/password auth: a client with the credentials publishes, one without is refused', async () => {
     const secured = await startEtcdServer();
     const root = createEtcdClient({ endpoints: [secured.endpoint] });
