@@ -64,6 +64,9 @@ function listen(server: Server, target: string | TcpAddress, what: string): Prom
   });
 }
 
+/** Header and request deadlines are checked this often (Node's default is 30 s, which would stretch them). */
+const SERVER_OPTIONS = { connectionsCheckingInterval: 1000 } as const;
+
 /** The longest unix socket path the kernel takes (sun_path is 108 bytes with its NUL). */
 export const UNIX_SOCKET_PATH_MAX_BYTES = 107;
 
@@ -83,7 +86,7 @@ export async function listenUnix(
       `the API socket path ${socketPath} is ${Buffer.byteLength(socketPath)} bytes, longer than the unix limit of ${UNIX_SOCKET_PATH_MAX_BYTES}; choose a shorter --data-dir`,
     );
   }
-  const server = createServer(handler);
+  const server = createServer(SERVER_OPTIONS, handler);
   if (limits) applyConnectionLimits(server, limits);
   const previous = process.umask(0o177);
   try {
@@ -111,6 +114,7 @@ export async function listenTcp(
   const server: Server = tls
     ? createHttpsServer(
         {
+          ...SERVER_OPTIONS,
           cert: tls.cert,
           key: tls.key,
           ...(tls.ca === undefined
@@ -121,7 +125,7 @@ export async function listenTcp(
         },
         handler,
       )
-    : createServer(handler);
+    : createServer(SERVER_OPTIONS, handler);
   if (options.limits) applyConnectionLimits(server, options.limits, tls !== undefined);
   await listen(server, address, formatHostPort(address));
   const bound = server.address();
