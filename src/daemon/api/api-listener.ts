@@ -72,8 +72,10 @@ export const UNIX_SOCKET_PATH_MAX_BYTES = 107;
 
 /**
  * Serves the handler on a unix socket readable and writable by the owner only
- * (0600). The socket is created under a 0177 umask, so it is never reachable
- * by others, not even between bind and chmod.
+ * (0600). Between bind and chmod it has the umask's mode, but it lives in the
+ * 0700 data directory, which nobody else can enter. (Changing the umask
+ * around the bind would change it for the whole process, library users'
+ * files included.)
  */
 export async function listenUnix(
   handler: RequestHandler,
@@ -88,12 +90,7 @@ export async function listenUnix(
   }
   const server = createServer(SERVER_OPTIONS, handler);
   if (limits) applyConnectionLimits(server, limits);
-  const previous = process.umask(0o177);
-  try {
-    await listen(server, socketPath, socketPath);
-  } finally {
-    process.umask(previous);
-  }
+  await listen(server, socketPath, socketPath);
   chmodSync(socketPath, 0o600);
   return server;
 }
