@@ -5,9 +5,11 @@
  * entry to COMPONENTS.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
+import { Etcd3 } from 'etcd3';
 import { createActualStateOfWorld, createDesiredStateOfWorld } from '../src/cache/index.js';
+import { ClusterReader, ClusterWriter, registryPluginSource } from '../src/cluster/index.js';
 import {
   type Lifecycle,
   LifecycleController,
@@ -34,7 +36,7 @@ import { createReconciler } from '../src/reconciler/index.js';
 import { dialRegistration } from '../src/registration/index.js';
 import { createGrpcDispenser, createRegistry } from '../src/registry/index.js';
 import { createMemoryStorage, createSqliteStorage } from '../src/storage/index.js';
-import { createTempDir, FakeClock } from '../src/testing/index.js';
+import { createTempDir, type EtcdServer, FakeClock, startEtcdServer } from '../src/testing/index.js';
 import { createPluginWatcher } from '../src/watcher/index.js';
 
 interface Made {
@@ -47,6 +49,16 @@ const STATES: readonly LifecycleState[] = ['new', 'starting', 'running', 'stoppi
 
 const executor = () =>
   createOperationExecutor({ clock: new FakeClock(), logger: silentLogger, dial: dialRegistration });
+
+/** One real etcd for the cluster writer and reader, started on first use. */
+let etcd: Promise<EtcdServer> | undefined;
+after(async () => {
+  await (await etcd)?.stop();
+});
+async function etcdClient(): Promise<Etcd3> {
+  etcd ??= startEtcdServer();
+  return new Etcd3({ hosts: (await etcd).endpoint });
+}
 
 /** A component made over its own plugins directory, removed afterwards. */
 function inPluginsDir(make: (pluginsDir: string) => Lifecycle): () => Made {
@@ -108,6 +120,30 @@ const COMPONENTS: Record<string, () => Made | Promise<Made>> = {
     return { subject: createSqliteStorage({ path: dir.join('state.db') }), cleanup: () => dir.remove() };
   },
   'gRPC dispenser': () => ({ subject: createGrpcDispenser() }),
+  // The cluster view (each test gets its own key prefix).
+  'cluster writer': async () => {
+    const registry = createRegistry();
+    await registry.start();
+    return {
+      subject: new ClusterWriter({
+        client: await etcdClient(),
+        ownsClient: true,
+        source: registryPluginSource(registry),
+        nodeName: 'node-a',
+        prefix: `/lifecycle-${Math.random().toString(36).slice(2)}/`,
+        callTimeoutMs: 10_000,
+      }),
+      cleanup: () => registry.stop(),
+    };
+  },
+  'cluster reader': async () => ({
+    subject: new ClusterReader({
+      client: await etcdClient(),
+      ownsClient: true,
+      prefix: `/lifecycle-${Math.random().toString(36).slice(2)}/`,
+      callTimeoutMs: 10_000,
+    }),
+  }),
   // The object manager.
   'memory source': () => ({ subject: createMemorySource() }),
   'directory source': () => {
