@@ -201,6 +201,7 @@ export class Daemon implements AsyncDisposable {
       resyncPeriodMs: config.resyncPeriodMs,
       rescanIntervalMs: config.rescanIntervalMs,
       timeouts: config.timeouts,
+      backoff: config.backoff,
       liveness: config.liveness,
       metricsRegistry: this.#metrics.registry,
       restoreSettleTimeoutMs: config.timeouts.dialMs + config.timeouts.getInfoMs + config.timeouts.notifyMs,

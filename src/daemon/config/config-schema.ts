@@ -136,6 +136,18 @@ export const configFileSchema = z.strictObject({
       notify: positiveDuration.optional(),
     })
     .optional(),
+  /** Retry policy of a socket whose registration failed (a BackoffSetting; factor bounded to 1..10). */
+  backoff: z
+    .strictObject({
+      initial: positiveDuration.optional(),
+      max: positiveDuration.optional(),
+      factor: z
+        .number({ error: () => 'expected a number' })
+        .min(1, { error: 'expected a number from 1 to 10' })
+        .max(10, { error: 'expected a number from 1 to 10' })
+        .optional(),
+    })
+    .optional(),
   liveness: z
     .strictObject({
       enabled: z.boolean({ error: () => 'expected true or false' }).optional(),

@@ -4,7 +4,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import type { EtcdConnectionSettings } from '../../cluster/index.js';
-import { BerthError, errorMessage } from '../../common/index.js';
+import { type BackoffPolicy, BerthError, backoffProblem, errorMessage } from '../../common/index.js';
 import { type ClusterConfig, resolveClusterConfig } from './cluster-config.js';
 import { type ConfigFile, configFileSchema, type LogLevel, type ObjectStrategy } from './config-schema.js';
 import {
@@ -49,6 +49,8 @@ export interface DaemonConfig {
   resyncPeriodMs: number;
   rescanIntervalMs: number;
   timeouts: { dialMs: number; getInfoMs: number; notifyMs: number };
+  /** Retry of a socket whose registration failed. */
+  backoff: BackoffPolicy;
   liveness: { periodMs: number; timeoutMs: number; failureThreshold: number; pingsPerPeriod: number } | false;
   registry: { subscriberQueueSize: number };
   objects: { source: ObjectSourceConfig; strategy: ObjectStrategy; ttlMs: number };
@@ -259,6 +261,7 @@ export function resolveDaemonConfig(
       getInfoMs: file.timeouts?.getInfo ?? DEFAULTS.getInfoTimeoutMs,
       notifyMs: file.timeouts?.notify ?? DEFAULTS.notifyTimeoutMs,
     },
+    backoff: resolveBackoff(file.backoff),
     liveness:
       (liveness.enabled ?? DEFAULTS.livenessEnabled)
         ? {
@@ -357,4 +360,23 @@ export function loadDaemonConfig(flags: ConfigFlags, options: ResolveConfigOptio
   const cwd = options.cwd ?? process.cwd();
   const file = flags.config === undefined ? {} : loadConfigFile(resolve(cwd, flags.config));
   return resolveDaemonConfig(file, flags, options);
+}
+
+/**
+ * The file's backoff over the default. The schema bounds each field; what is
+ * left to check is that the cap is not below the first delay.
+ */
+function resolveBackoff(file: ConfigFile['backoff']): BackoffPolicy {
+  const policy: BackoffPolicy = {
+    initialMs: file?.initial ?? DEFAULTS.backoff.initialMs,
+    maxMs: file?.max ?? DEFAULTS.backoff.maxMs,
+    factor: file?.factor ?? DEFAULTS.backoff.factor,
+  };
+  if (backoffProblem(policy) !== undefined) {
+    throw new BerthError(
+      'BERTH_CONFIG_INVALID',
+      `backoff.max: ${policy.maxMs} ms is below backoff.initial (${policy.initialMs} ms); raise backoff.max or lower backoff.initial`,
+    );
+  }
+  return policy;
 }

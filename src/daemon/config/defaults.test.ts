@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DEFAULT_EXECUTOR_TIMEOUTS } from '../../executor/index.js';
+import { DEFAULT_EXECUTOR_BACKOFF, DEFAULT_EXECUTOR_TIMEOUTS } from '../../executor/index.js';
 import { builtinHandlers } from '../../handlers/builtin-handlers.js';
 import {
   CHANGE_DETECTION_STRATEGIES,
@@ -27,6 +27,7 @@ const PAIRS: Array<[unknown, unknown, string]> = [
   [DEFAULTS.dialTimeoutMs, DEFAULT_EXECUTOR_TIMEOUTS.dialMs, 'executor dial timeout'],
   [DEFAULTS.getInfoTimeoutMs, DEFAULT_EXECUTOR_TIMEOUTS.getInfoMs, 'executor GetInfo timeout'],
   [DEFAULTS.notifyTimeoutMs, DEFAULT_EXECUTOR_TIMEOUTS.notifyMs, 'executor Notify timeout'],
+  [DEFAULTS.backoff, DEFAULT_EXECUTOR_BACKOFF, 'registration retry backoff'],
   [DEFAULTS.livenessPeriodMs, DEFAULT_LIVENESS.periodMs, 'liveness period'],
   [DEFAULTS.livenessTimeoutMs, DEFAULT_LIVENESS.timeoutMs, 'liveness timeout'],
   [DEFAULTS.livenessFailureThreshold, DEFAULT_LIVENESS.failureThreshold, 'liveness failure threshold'],

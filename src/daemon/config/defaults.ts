@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_EXECUTOR_TIMEOUTS } from '../../executor/executor-options.js';
+import { DEFAULT_EXECUTOR_BACKOFF, DEFAULT_EXECUTOR_TIMEOUTS } from '../../executor/executor-options.js';
 import { DEFAULT_CHANGE_DETECTION_STRATEGY, DEFAULT_OBJECT_TTL_MS } from '../../objects/objects-options.js';
 import { DEFAULT_LIVENESS } from '../../plugin-manager/liveness-options.js';
 import { DEFAULT_RESYNC_PERIOD_MS } from '../../reconciler/reconciler-options.js';
@@ -19,6 +19,8 @@ export const DEFAULTS = {
   dialTimeoutMs: DEFAULT_EXECUTOR_TIMEOUTS.dialMs,
   getInfoTimeoutMs: DEFAULT_EXECUTOR_TIMEOUTS.getInfoMs,
   notifyTimeoutMs: DEFAULT_EXECUTOR_TIMEOUTS.notifyMs,
+  /** A socket's retry after a failed registration: the kubelet's 500 ms doubling to 2m2s. */
+  backoff: DEFAULT_EXECUTOR_BACKOFF,
   livenessEnabled: true,
   livenessPeriodMs: DEFAULT_LIVENESS.periodMs,
   livenessTimeoutMs: DEFAULT_LIVENESS.timeoutMs,
