@@ -49,6 +49,10 @@ export const ERROR_CODES = {
   BERTH_PAYLOAD_TOO_LARGE: 'An API request body was larger than allowed.',
   BERTH_NOT_READY: 'The daemon is still starting (state restore, first scan) or is shutting down.',
   BERTH_DAEMON_RUNNING: 'Another berth daemon already serves the API socket of this data directory.',
+  BERTH_DEVICES_UNAVAILABLE:
+    'A device allocation cannot be met: the resource is not registered, or too few of its devices are healthy and free.',
+  BERTH_ALLOCATION_EXISTS: 'The workload already holds an allocation of that device resource.',
+  BERTH_ALLOCATION_NOT_FOUND: 'The workload holds no allocation of that device resource.',
   BERTH_INTERNAL: 'An unexpected internal failure; the message and cause say more.',
 } as const;
 

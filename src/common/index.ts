@@ -18,6 +18,8 @@ export {
   isBerthError,
 } from './errors.js';
 export type {
+  DevicesChangedEvent,
+  DevicesChangedReason,
   EventError,
   PluginEvent,
   PluginEventType,

@@ -26,6 +26,8 @@ export function eventPluginType(event: PluginEvent): string | undefined {
       return event.plugin.type;
     case 'failed':
       return event.plugin?.type;
+    case 'devices-changed':
+      return 'DevicePlugin';
     default:
       return undefined;
   }

@@ -11,6 +11,11 @@ interface EventData {
   retryAt?: string | null;
   attempts?: number;
   dropped?: number;
+  resource?: string;
+  reason?: string;
+  healthy?: number;
+  unhealthy?: number;
+  changed?: string[];
 }
 
 /** One line per event for people. */
@@ -35,6 +40,8 @@ export function formatEventLine(event: string, data: EventData): string {
       return `${head}  ${data.dropped ?? '?'} events were dropped for this slow client; run \`berth plugins\` to resynchronise`;
     case 'storage-error':
       return `${head}  ${data.error?.message ?? ''}`;
+    case 'devices-changed':
+      return `${head}  ${data.resource ?? ''}  ${data.reason ?? ''}: ${data.healthy ?? 0} healthy, ${data.unhealthy ?? 0} unhealthy  ${(data.changed ?? []).join(',')}`.trimEnd();
     default:
       return `${head}  ${JSON.stringify(data)}`;
   }

@@ -90,5 +90,7 @@ export function eventView(event: PluginEvent): Record<string, unknown> {
       if (event.path !== undefined) view.path = event.path;
       return view;
     }
+    case 'devices-changed':
+      return { ...event, at, endpoint: event.endpoint ?? null };
   }
 }
