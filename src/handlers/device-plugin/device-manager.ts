@@ -394,7 +394,7 @@ export class DevicePluginManager implements AsyncDisposable {
    * and, when the plugin asks for it, PreStartContainer; then records the allocation durably.
    * Allocations of one resource run one at a time.
    */
-  allocate(resourceName: string, request: AllocationRequest): Promise<AllocationView> {
+  async allocate(resourceName: string, request: AllocationRequest): Promise<AllocationView> {
     const checked = checkAllocationRequest(resourceName, request, this.#options.maxAllocationCount);
     return this.#queues.run(resourceName, async () => {
       this.#running();

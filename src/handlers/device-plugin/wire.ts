@@ -42,6 +42,7 @@ export {
   PreferredAllocationRequestSchema,
   PreferredAllocationResponseSchema,
   PreStartContainerRequestSchema,
+  PreStartContainerResponseSchema,
   type RegisterRequest,
   RegisterRequestSchema,
 } from '../../registration/gen/deviceplugin/v1beta1/api_pb.js';
