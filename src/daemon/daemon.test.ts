@@ -5,6 +5,7 @@ import { createServer as createNetServer, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import { isBerthError, silentLogger } from '../common/index.js';
 import { createExamplePlugin } from '../registration/index.js';
+import { startDevicePluginStub } from '../testing/device-plugin-stub.js';
 import { createStaleSocket } from '../testing/stale-socket.js';
 import { createTempDir } from '../testing/temp-dir.js';
 import { waitFor } from '../testing/wait-for.js';
@@ -211,6 +212,9 @@ describe('daemon', () => {
     const daemon = createDaemon(config, { logger: silentLogger });
     t.after(() => daemon.stop());
     await daemon.start();
+    // berth dials a device plugin's endpoint (GetDevicePluginOptions, ListAndWatch), so it needs a real one.
+    const gpuPlugin = await startDevicePluginStub({ socketPath: dir.join('gpu-plugin.sock'), devices: [{ id: 'g0' }] });
+    t.after(() => gpuPlugin.stop());
     const plugins = [
       {
         file: 'csi.sock',
@@ -223,7 +227,7 @@ describe('daemon', () => {
         file: 'gpu.sock',
         type: 'DevicePlugin',
         name: 'example.com/gpu',
-        endpoint: '',
+        endpoint: gpuPlugin.socketPath,
         versions: ['v1beta1'],
       },
       {
@@ -264,7 +268,7 @@ describe('daemon', () => {
       listed.map((p) => [p.type, p.name, p.endpoint]),
       [
         ['CSIPlugin', 'csi.example.com', '/var/lib/kubelet/plugins/csi.example.com/csi.sock'],
-        ['DevicePlugin', 'example.com/gpu', dir.join('plugins_registry', 'gpu.sock')],
+        ['DevicePlugin', 'example.com/gpu', gpuPlugin.socketPath],
         ['DRAPlugin', 'dra.example.com', dir.join('plugins_registry', 'dra.sock')],
       ],
     );

@@ -9,6 +9,7 @@ import {
   type PluginEvent,
   systemClock,
 } from '../common/index.js';
+import { createDevicePluginManager, type DevicePluginManager } from '../handlers/device-plugin/index.js';
 import type { ObjectManagers, ObjectSource, Pod as ObjectsPod } from '../objects/index.js';
 import { createPluginManager, type PluginManager } from '../plugin-manager/index.js';
 import {
@@ -84,6 +85,7 @@ export class Daemon implements AsyncDisposable {
   #registry: Registry | undefined;
   #grpc: GrpcDispenser | undefined;
   #pluginManager: PluginManager | undefined;
+  #devices: DevicePluginManager | undefined;
   #source: ObjectSource | undefined;
   #objects: ObjectManagers | undefined;
   #api: ApiApp | undefined;
@@ -211,6 +213,21 @@ export class Daemon implements AsyncDisposable {
     }
     const registrations = new Set<() => void>();
 
+    // Device plugins: restores allocations and serves the legacy kubelet.sock before any plugin registers.
+    const devices = createDevicePluginManager({
+      databasePath: config.devicePlugins.databasePath,
+      ...(config.devicePlugins.socketDir === null ? {} : { socketDir: config.devicePlugins.socketDir }),
+      ...(config.devicePlugins.gracePeriodMs === undefined
+        ? {}
+        : { gracePeriodMs: config.devicePlugins.gracePeriodMs }),
+      clock,
+      logger: logger.child({ component: 'devices' }),
+      onEvent: (event) => this.#bus.publish(event),
+    });
+    this.#devices = devices;
+    await devices.start(this.#abort.signal);
+    this.#stillStarting();
+
     const pluginManager = createPluginManager({
       pluginsDir: config.pluginsDir,
       ...(config.deprecatedPluginsDir === undefined
@@ -233,7 +250,7 @@ export class Daemon implements AsyncDisposable {
     });
     this.#pluginManager = pluginManager;
     const delegateFor = (type: string) => bridge.handlerFor(type);
-    for (const [type, handler] of buildHandlers(config.handlers, delegateFor)) {
+    for (const [type, handler] of buildHandlers(config.handlers, delegateFor, devices)) {
       pluginManager.addHandler(type, handler);
     }
     await pluginManager.start(this.#abort.signal);
@@ -269,7 +286,7 @@ export class Daemon implements AsyncDisposable {
       return { secrets: stats.secrets.watchesOpen, configmaps: stats.configMaps.watchesOpen };
     });
 
-    this.#api = await createApiApp(this.#backend(registry, pluginManager, objects, objectsModule), {
+    this.#api = await createApiApp(this.#backend(registry, pluginManager, objects, objectsModule, devices), {
       clock,
       logger: logger.child({ component: 'api' }),
       bodyLimitBytes: config.api.bodyLimitBytes,
@@ -299,12 +316,14 @@ export class Daemon implements AsyncDisposable {
     pluginManager: PluginManager,
     objects: ObjectManagers,
     references: Pick<typeof import('../objects/index.js'), 'getSecretNames' | 'getConfigMapNames'>,
+    devices: DevicePluginManager,
   ): ApiBackend {
     const sockets = (): SocketStatus[] => pluginManager.sockets();
     return {
       plugins: registry,
       sockets,
       events: this.#bus,
+      devices,
       pods: createPodRegistry({
         manager: {
           registerPod: (pod) => objects.registerPod(pod as ObjectsPod),
@@ -375,6 +394,7 @@ export class Daemon implements AsyncDisposable {
     // Ending the event streams first lets the servers close without waiting on them.
     await step('the API', () => this.#closeApi());
     await step('the plugin manager', () => this.#pluginManager?.stop());
+    await step('the device plugin manager', () => this.#devices?.stop());
     await step('the object manager', () => this.#objects?.stop());
     await step('the object source', () => this.#source?.close());
     await step('the plugin dispenser', () => this.#grpc?.close());

@@ -1,3 +1,4 @@
+import { createDeviceManagerDelegate, type DevicePluginManager } from '../handlers/device-plugin/index.js';
 import {
   createCsiHandler,
   createDevicePluginHandler,
@@ -16,10 +17,15 @@ import type { HandlerConfig } from './config/config.js';
 export function buildHandlers(
   extra: readonly HandlerConfig[],
   delegateFor: (type: string) => PluginHandler,
+  devicePlugins?: DevicePluginManager,
 ): Map<string, PluginHandler> {
+  // Device plugins are connected (options, ListAndWatch) before the registry records them.
+  const deviceDelegate = devicePlugins
+    ? createDeviceManagerDelegate(devicePlugins, delegateFor('DevicePlugin'))
+    : delegateFor('DevicePlugin');
   const handlers = new Map<string, PluginHandler>([
     ['CSIPlugin', createCsiHandler({ delegate: delegateFor('CSIPlugin') })],
-    ['DevicePlugin', createDevicePluginHandler({ delegate: delegateFor('DevicePlugin') })],
+    ['DevicePlugin', createDevicePluginHandler({ delegate: deviceDelegate })],
     ['DRAPlugin', createDraHandler({ delegate: delegateFor('DRAPlugin') })],
   ]);
   for (const { type, versions } of extra) {

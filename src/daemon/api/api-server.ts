@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Clock, Logger } from '../../common/index.js';
 import type { ApiBackend } from './api-types.js';
 import { errorBody, httpStatusFor, toApiError } from './http-errors.js';
+import { deviceRoutes } from './routes/devices.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { objectRoutes } from './routes/objects.js';
@@ -73,6 +74,7 @@ export async function createApiApp(backend: ApiBackend, options: ApiAppOptions):
   });
   podRoutes(app, backend.pods);
   objectRoutes(app, backend.objects);
+  if (backend.devices) deviceRoutes(app, backend.devices);
   healthRoutes(app, {
     isReady: () => backend.isReady(),
     status: () => backend.status(),

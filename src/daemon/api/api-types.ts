@@ -1,4 +1,5 @@
 import type { PluginInstanceInfo, PluginRef } from '../../common/index.js';
+import type { AllocationRequest, AllocationView, ResourceView } from '../../handlers/device-plugin/types.js';
 import type { KubeObject, ObjectResource } from '../../objects/source.js';
 import type { EventBus } from '../event-bus.js';
 
@@ -64,6 +65,14 @@ export interface MetricsSource {
   render(): Promise<string>;
 }
 
+/** The device plugin manager's inventory and allocations (handlers/device-plugin). */
+export interface DeviceInventory {
+  list(): ResourceView[];
+  get(resource: string): ResourceView | undefined;
+  allocate(resource: string, request: AllocationRequest): Promise<AllocationView>;
+  release(resource: string, workload: string): Promise<AllocationView>;
+}
+
 export interface ApiBackend {
   plugins: PluginCatalog;
   sockets(): SocketStatus[];
@@ -71,6 +80,8 @@ export interface ApiBackend {
   pods: PodRegistry;
   objects: ObjectReader;
   metrics: MetricsSource;
+  /** Device plugin inventory and allocations; the /v1/devices routes exist only with it. */
+  devices?: DeviceInventory;
   /** The /v1/status document. */
   status(): Record<string, unknown>;
   /** True once state is restored and the first scan is done, until shutdown begins. */

@@ -128,6 +128,15 @@ export const configFileSchema = z.strictObject({
     })
     .optional(),
   shutdownTimeout: duration.optional(),
+  devicePlugins: z
+    .strictObject({
+      /** Where berth serves the legacy kubelet.sock; `false` serves none. */
+      socketDir: z
+        .union([text, z.literal(false)], { error: () => 'expected a directory path or false' })
+        .optional(),
+      gracePeriod: duration.optional(),
+    })
+    .optional(),
 });
 
 export type ConfigFile = z.output<typeof configFileSchema>;

@@ -46,6 +46,8 @@ export interface DaemonConfig {
   objects: { source: ObjectSourceConfig; strategy: ObjectStrategy; ttlMs: number };
   shutdownTimeoutMs: number;
   api: { bodyLimitBytes: number; sseQueueSize: number; sseHeartbeatMs: number };
+  /** The device plugin manager: its allocations file, legacy socket directory (null: none), grace period. */
+  devicePlugins: { databasePath: string; socketDir: string | null; gracePeriodMs?: number };
 }
 
 /** What `berth run` takes on the command line; flags override the config file. */
@@ -220,7 +222,14 @@ export function resolveDaemonConfig(
       sseQueueSize: DEFAULTS.sseQueueSize,
       sseHeartbeatMs: DEFAULTS.sseHeartbeatMs,
     },
+    devicePlugins: { databasePath: layout.devicesDbPath, socketDir: null },
   };
+  const deviceSocketDir = file.devicePlugins?.socketDir;
+  config.devicePlugins.socketDir =
+    deviceSocketDir === false ? null : (fromFile(deviceSocketDir) ?? layout.devicePluginsDir);
+  if (file.devicePlugins?.gracePeriod !== undefined) {
+    config.devicePlugins.gracePeriodMs = file.devicePlugins.gracePeriod;
+  }
   if (deprecatedPluginsDir !== undefined) config.deprecatedPluginsDir = deprecatedPluginsDir;
   if (listen !== undefined) config.listen = listen;
   return config;

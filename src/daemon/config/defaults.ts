@@ -53,5 +53,7 @@ export function dataDirLayout(dataDir: string) {
     statePath: join(dataDir, 'state.db'),
     apiSocketPath: join(dataDir, 'berth.sock'),
     objectsRoot: join(dataDir, 'objects'),
+    devicePluginsDir: join(dataDir, 'device-plugins'),
+    devicesDbPath: join(dataDir, 'devices.db'),
   };
 }
