@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { berthVersion } from '../daemon/contract.js';
 import { EXIT_OK, EXIT_USAGE, errorLine, exitCodeFor } from './cli-error.js';
+import { devicesCommand } from './commands/devices.js';
 import { eventsCommand } from './commands/events.js';
 import { examplePluginCommand } from './commands/example-plugin.js';
 import { objectsCommand } from './commands/objects.js';
@@ -58,6 +59,7 @@ export function buildProgram(out: (text: string) => void = (text) => process.std
   socketsCommand(program);
   eventsCommand(program);
   statusCommand(program);
+  devicesCommand(program);
   podsCommand(program);
   objectsCommand(program);
   examplePluginCommand(program);

@@ -213,7 +213,10 @@ describe('daemon', () => {
     t.after(() => daemon.stop());
     await daemon.start();
     // berth dials a device plugin's endpoint (GetDevicePluginOptions, ListAndWatch), so it needs a real one.
-    const gpuPlugin = await startDevicePluginStub({ socketPath: dir.join('gpu-plugin.sock'), devices: [{ id: 'g0' }] });
+    const gpuPlugin = await startDevicePluginStub({
+      socketPath: dir.join('gpu-plugin.sock'),
+      devices: [{ id: 'g0' }],
+    });
     t.after(() => gpuPlugin.stop());
     const plugins = [
       {
