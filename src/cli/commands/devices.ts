@@ -74,6 +74,18 @@ function parseCount(text: string): number {
   return n;
 }
 
+/**
+ * `berth devices` and its subcommands share the client options, and commander hands an option to
+ * whichever command parses it first; take the parent's, then the subcommand's where it has one.
+ */
+function mergedFlags<T>(command: Command): T {
+  const merged: Record<string, unknown> = { ...(command.parent?.opts() ?? {}) };
+  for (const [key, value] of Object.entries(command.opts())) {
+    if (value !== undefined && !(value === false && merged[key] === true)) merged[key] = value;
+  }
+  return merged as T;
+}
+
 export function devicesCommand(program: Command): void {
   const devices = withClientOptions(
     program.command('devices').description('list device plugin resources, their devices and allocations'),
@@ -91,36 +103,34 @@ export function devicesCommand(program: Command): void {
       .requiredOption('--workload <name>', 'who holds the devices (released with `berth devices release`)')
       .option('--count <n>', 'how many devices berth picks', parseCount)
       .option('--device-ids <ids>', 'exactly these devices, comma-separated'),
-  ).action(
-    async (
-      resource: string,
-      flags: ClientFlags & { workload: string; count?: number; deviceIds?: string },
-    ) => {
-      if ((flags.count === undefined) === (flags.deviceIds === undefined)) {
-        throw usageError('give either --count N or --device-ids a,b');
-      }
-      const request =
-        flags.count !== undefined
-          ? { workload: flags.workload, count: flags.count }
-          : {
-              workload: flags.workload,
-              deviceIds: (flags.deviceIds ?? '').split(',').filter((id) => id !== ''),
-            };
-      const body = await clientFor(flags).request<{ allocation: AllocationRow }>(
-        'POST',
-        allocationsPath(resource),
-        request,
-      );
-      if (flags.json) printJson(body);
-      else {
-        const a = body.allocation;
-        const envs = Object.entries(a.envs).map(([k, v]) => `${k}=${v}`);
-        console.log(`allocated ${a.resource} ${a.deviceIds.join(',')} to ${a.workload}`);
-        if (envs.length > 0) console.log(`env: ${envs.join(' ')}`);
-        if (a.cdiDevices.length > 0) console.log(`cdi: ${a.cdiDevices.join(' ')}`);
-      }
-    },
-  );
+  ).action(async (resource: string, _flags: unknown, command: Command) => {
+    const flags = mergedFlags<ClientFlags & { workload: string; count?: number; deviceIds?: string }>(
+      command,
+    );
+    if ((flags.count === undefined) === (flags.deviceIds === undefined)) {
+      throw usageError('give either --count N or --device-ids a,b');
+    }
+    const request =
+      flags.count !== undefined
+        ? { workload: flags.workload, count: flags.count }
+        : {
+            workload: flags.workload,
+            deviceIds: (flags.deviceIds ?? '').split(',').filter((id) => id !== ''),
+          };
+    const body = await clientFor(flags).request<{ allocation: AllocationRow }>(
+      'POST',
+      allocationsPath(resource),
+      request,
+    );
+    if (flags.json) printJson(body);
+    else {
+      const a = body.allocation;
+      const envs = Object.entries(a.envs).map(([k, v]) => `${k}=${v}`);
+      console.log(`allocated ${a.resource} ${a.deviceIds.join(',')} to ${a.workload}`);
+      if (envs.length > 0) console.log(`env: ${envs.join(' ')}`);
+      if (a.cdiDevices.length > 0) console.log(`cdi: ${a.cdiDevices.join(' ')}`);
+    }
+  });
 
   withClientOptions(
     devices
@@ -128,7 +138,8 @@ export function devicesCommand(program: Command): void {
       .description('release the devices of RESOURCE that a workload holds')
       .argument('<resource>', 'the extended resource, e.g. vendor.com/gpu')
       .argument('<workload>', 'the workload named at allocation'),
-  ).action(async (resource: string, workload: string, flags: ClientFlags) => {
+  ).action(async (resource: string, workload: string, _flags: unknown, command: Command) => {
+    const flags = mergedFlags<ClientFlags>(command);
     const body = await clientFor(flags).request<{ allocation: AllocationRow }>(
       'DELETE',
       `${allocationsPath(resource)}/${encodeURIComponent(workload)}`,
