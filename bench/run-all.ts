@@ -11,6 +11,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { arch, cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { devicesBenchmark } from './devices.js';
 import { type Benchmark, type BenchSection, markdownTable, textTable } from './lib/report.js';
 import { objectsBenchmark } from './objects.js';
 import { registrationLatencyBenchmark } from './registration-latency.js';
@@ -22,6 +23,7 @@ const BENCHMARKS: ReadonlyArray<{ id: string; run: Benchmark }> = [
   { id: 'registry', run: registryBenchmark },
   { id: 'objects', run: objectsBenchmark },
   { id: 'startup', run: startupBenchmark },
+  { id: 'devices', run: devicesBenchmark },
 ];
 
 const GENERAL_METHOD = [
