@@ -346,3 +346,29 @@ test('topology is reported per NUMA node', async (t) => {
     { numaNode: null, deviceIds: ['g3'] },
   ]);
 });
+
+test('the plugins-directory handler reports connect failures and rolls back when the next handler fails', async (t) => {
+  const f = await setup(t);
+  const ctx = { type: 'DevicePlugin', socketPath: f.dir.join('reg.sock'), foundInDeprecatedDir: false };
+  const bare = createDeviceManagerDelegate(f.manager);
+  await assert.rejects(async () => bare.registerPlugin(RESOURCE, 'relative.sock', ['v1beta1'], ctx), {
+    message: 'bad socketPath, must be an absolute path: relative.sock',
+  });
+  await assert.rejects(async () => bare.registerPlugin(RESOURCE, f.dir.join('gone.sock'), ['v1beta1'], ctx), {
+    message: /^failed to dial device plugin: no socket at /,
+  });
+
+  const stub = await f.stub('p.sock', { devices: twoDevices });
+  const failing = createDeviceManagerDelegate(f.manager, {
+    validatePlugin: () => undefined,
+    registerPlugin: () => {
+      throw new Error('registry is full');
+    },
+    deRegisterPlugin: () => undefined,
+  });
+  await assert.rejects(async () => failing.registerPlugin(RESOURCE, stub.socketPath, ['v1beta1'], ctx), {
+    message: 'registry is full',
+  });
+  assert.equal(view(f)?.state, 'disconnected', 'the connection made for the failed registration is undone');
+  await waitFor('the stream to be closed', () => stub.openStreams === 0);
+});
