@@ -372,3 +372,24 @@ test('the plugins-directory handler reports connect failures and rolls back when
   assert.equal(view(f)?.state, 'disconnected', 'the connection made for the failed registration is undone');
   await waitFor('the stream to be closed', () => stub.openStreams === 0);
 });
+
+test('several resources are independent; only healthy devices count as allocatable (TestGetAllocatableDevicesMultipleResources)', async (t) => {
+  const f = await setup(t);
+  const other = 'other-domain/resource';
+  const a = await f.stub('a.sock', { devices: [{ id: 'A1' }, { id: 'A2', health: 'Unhealthy' }] });
+  const b = await f.stub('b.sock', { devices: [{ id: 'B1' }, { id: 'B2' }, { id: 'B3' }] });
+  await a.register(kubeletSocket(f), 'a.sock', RESOURCE);
+  await b.register(kubeletSocket(f), 'b.sock', other);
+  await waitFor('both inventories', () => f.manager.get(other)?.healthy === 3 && counts(f)?.healthy === 1);
+  assert.deepEqual(
+    f.manager.list().map((r) => [r.resource, r.healthy, r.unhealthy]),
+    [
+      [RESOURCE, 1, 1],
+      [other, 3, 0],
+    ],
+  );
+  await a.stop();
+  await waitCounts(f, 0, 2);
+  assert.equal(f.manager.get(other)?.healthy, 3, 'the other resource is not disturbed');
+  assert.equal(f.manager.get(other)?.state, 'connected');
+});

@@ -45,6 +45,8 @@ import type { ListAndWatchResponse } from './wire.js';
 const HEALTHY = 'Healthy';
 const UNHEALTHY = 'Unhealthy';
 const MAX_CHANGED_LISTED = 100;
+/** A DNS subdomain prefix (253), "/", and a name (63): the longest extended resource name. */
+const MAX_RESOURCE_NAME_LENGTH = 317;
 
 interface Device {
   id: string;
@@ -181,6 +183,16 @@ export class DevicePluginManager implements AsyncDisposable {
   connect(resourceName: string, endpoint: string, how: ConnectOptions): Promise<void> {
     return this.#queues.run(resourceName, async () => {
       this.#running();
+      if (
+        typeof resourceName !== 'string' ||
+        resourceName === '' ||
+        resourceName.length > MAX_RESOURCE_NAME_LENGTH
+      ) {
+        throw new BerthError(
+          'BERTH_INVALID_ARGUMENT',
+          `device plugin resource name must be 1-${MAX_RESOURCE_NAME_LENGTH} characters, got ${JSON.stringify(String(resourceName).slice(0, 80))}`,
+        );
+      }
       if (!isAbsolute(endpoint)) {
         throw new BerthError(
           'BERTH_REGISTER_FAILED',
