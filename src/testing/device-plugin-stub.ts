@@ -44,6 +44,8 @@ export interface DevicePluginStubOptions {
   preferred?: (available: string[], size: number) => string[];
   /** Fail Allocate with this message. */
   allocateError?: string;
+  /** Answer GetDevicePluginOptions only when this resolves (to hold a registration mid-way). */
+  optionsGate?: Promise<void>;
 }
 
 export class DevicePluginStub {
@@ -67,12 +69,14 @@ export class DevicePluginStub {
         callback: sendUnaryData<unknown>,
       ) => {
         this.optionsCalls++;
-        callback(
-          null,
-          create(DevicePluginOptionsSchema, {
-            preStartRequired: options.preStartRequired ?? false,
-            getPreferredAllocationAvailable: options.getPreferredAllocationAvailable ?? false,
-          }),
+        void (options.optionsGate ?? Promise.resolve()).then(() =>
+          callback(
+            null,
+            create(DevicePluginOptionsSchema, {
+              preStartRequired: options.preStartRequired ?? false,
+              getPreferredAllocationAvailable: options.getPreferredAllocationAvailable ?? false,
+            }),
+          ),
         );
       },
       listAndWatch: (call: ServerWritableStream<unknown, ListAndWatchResponse>) => {

@@ -250,6 +250,34 @@ test('kubernetes#121994: the old plugin ending its stream cannot tear down the n
   assert.ok(!f.events.some((e) => e.reason === 'disconnected'), 'no disconnect was reported');
 });
 
+test('kubernetes#121994: the old plugin ending its stream while the new one is registering leaves the new one connected', async (t) => {
+  const f = await setup(t);
+  const old = await f.stub('old.sock', { devices: twoDevices });
+  await old.register(kubeletSocket(f), 'old.sock', RESOURCE);
+  await waitCounts(f, 2, 0);
+  let open!: () => void;
+  const fresh = await f.stub('new.sock', {
+    devices: [{ id: 'Dev3' }],
+    optionsGate: new Promise<void>((resolve) => {
+      open = resolve;
+    }),
+  });
+  const registering = fresh.register(kubeletSocket(f), 'new.sock', RESOURCE);
+  // The new plugin is dialled and asked for its options; meanwhile the old one terminates.
+  await waitFor('the new plugin to be asked for its options', () => fresh.optionsCalls === 1);
+  await old.stop();
+  await waitCounts(f, 0, 2, '(the old plugin is gone)');
+  open();
+  await registering;
+  await waitCounts(f, 1, 0, '(the new plugin is connected)');
+  assert.equal(view(f)?.state, 'connected');
+  assert.equal(view(f)?.endpoint, fresh.socketPath);
+  assert.deepEqual(
+    f.events.map((e) => e.reason),
+    ['connected', 'snapshot', 'disconnected', 'connected', 'snapshot'],
+  );
+});
+
 test('kubernetes#121994 through the plugins directory: deregistering the old instance leaves the new one', async (t) => {
   const f = await setup(t);
   const handler = createDeviceManagerDelegate(f.manager);
