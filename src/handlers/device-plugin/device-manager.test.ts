@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import { isBerthError, type PluginEvent } from '../../common/index.js';
 import { type DevicePluginStub, startDevicePluginStub } from '../../testing/device-plugin-stub.js';
 import { FakeClock } from '../../testing/fake-clock.js';
+import { createStaleSocket } from '../../testing/stale-socket.js';
 import { createTempDir, type TempDir } from '../../testing/temp-dir.js';
 import { waitFor } from '../../testing/wait-for.js';
 import { createDevicePluginManager, type DevicePluginManager } from './device-manager.js';
@@ -316,6 +317,19 @@ test('a failed connect leaves no client and keeps the current one (TestConnectFa
   assert.equal(f.manager.get('other.com/thing'), undefined, 'no resource is left behind');
   assert.equal(view(f)?.endpoint, good.socketPath);
   assert.equal(good.openStreams, 1);
+});
+
+test('a stale plugin socket (nobody listening) fails the registration at once', {
+  timeout: 60_000,
+}, async (t) => {
+  // With a 10-minute dial, only the connect probe can end this within the test's timeout.
+  const f = await setup(t, { dialTimeoutMs: 600_000 });
+  await createStaleSocket(f.dir.join('device-plugins', 'stale.sock'));
+  const stub = await f.stub('p.sock', { devices: twoDevices });
+  await assert.rejects(stub.register(kubeletSocket(f), 'stale.sock', RESOURCE), {
+    message: /^failed to dial device plugin: connect ECONNREFUSED .*stale\.sock$/,
+  });
+  assert.equal(f.manager.get(RESOURCE), undefined);
 });
 
 test('the legacy Register answers with the kubelet texts', async (t) => {

@@ -5,6 +5,7 @@
  * client that was replaced can never tear down its successor.
  */
 import { statSync } from 'node:fs';
+import { connect } from 'node:net';
 import { create } from '@bufbuild/protobuf';
 import {
   Client,
@@ -58,6 +59,11 @@ export class PluginClient {
       const why =
         (err as NodeJS.ErrnoException).code === 'ENOENT' ? `no socket at ${socketPath}` : errorMessage(err);
       throw new BerthError('BERTH_DIAL_FAILED', `failed to dial device plugin: ${why}`, { cause: err });
+    }
+    // A socket file nobody listens on (a crashed plugin's) fails at once, not after the 10 s dial.
+    const refused = await probeRefused(socketPath);
+    if (refused !== undefined) {
+      throw new BerthError('BERTH_DIAL_FAILED', `failed to dial device plugin: ${refused}`);
     }
     const client = new Client(`unix:${socketPath}`, credentials.createInsecure(), {
       'grpc.use_local_subchannel_pool': 1,
@@ -216,4 +222,19 @@ export class PluginClient {
       );
     });
   }
+}
+
+/** The OS reason when a plain connect to the socket is refused; undefined when something accepts. */
+function probeRefused(socketPath: string): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const socket = connect(socketPath);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(undefined);
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => {
+      socket.destroy();
+      resolve(`connect ${err.code ?? err.message} ${socketPath}`);
+    });
+  });
 }
