@@ -7,11 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { createDeviceManagerDelegate, createDevicePluginManager } from 'berth/handlers/device-plugin';
 import { type PluginEvent, silentLogger } from '../src/common/index.js';
-import {
-  createDeviceManagerDelegate,
-  createDevicePluginManager,
-} from '../src/handlers/device-plugin/index.js';
 import { createDevicePluginHandler } from '../src/handlers/index.js';
 import { createPluginManager } from '../src/plugin-manager/index.js';
 import { createTempDir } from '../src/testing/temp-dir.js';
