@@ -20,6 +20,7 @@ import { deviceRegistrationService, EmptySchema, type RegisterRequest } from './
 export const SUPPORTED_DEVICE_PLUGIN_VERSIONS: readonly string[] = ['v1beta1'];
 /** The registration socket's file name inside its directory. */
 export const KUBELET_SOCKET_NAME = 'kubelet.sock';
+const CLOSE_GRACE_MS = 2_000;
 
 export type LegacyConnect = (resource: string, endpointPath: string) => Promise<void>;
 
@@ -113,14 +114,25 @@ export class LegacyRegistrationServer {
 
   close(): Promise<void> {
     this.#closed ??= new Promise<void>((resolve) => {
-      this.#server.tryShutdown(() => {
+      // A Register still dialling its plugin gets a moment to finish, then is cut off.
+      let done = false;
+      const finish = () => {
+        if (done) return;
+        done = true;
+        clearTimeout(force);
         try {
           unlinkSync(this.socketPath);
         } catch {
           // Already gone, or never bound.
         }
         resolve();
-      });
+      };
+      const force = setTimeout(() => {
+        this.#server.forceShutdown();
+        finish();
+      }, CLOSE_GRACE_MS);
+      force.unref();
+      this.#server.tryShutdown(finish);
     });
     return this.#closed;
   }
