@@ -332,6 +332,23 @@ test('a stale plugin socket (nobody listening) fails the registration at once', 
   assert.equal(f.manager.get(RESOURCE), undefined);
 });
 
+test('stop does not wait for a plugin that never answers GetDevicePluginOptions', {
+  timeout: 60_000,
+}, async (t) => {
+  // With a 10-minute options deadline, only closing the half-connected client lets stop end in time.
+  const f = await setup(t, { optionsTimeoutMs: 600_000 });
+  const stub = await f.stub('p.sock', { devices: twoDevices, optionsGate: new Promise<void>(() => {}) });
+  const registering = stub.register(kubeletSocket(f), 'p.sock', RESOURCE).then(
+    () => undefined,
+    (err: Error) => err,
+  );
+  await waitFor('the options call', () => stub.optionsCalls === 1);
+  await f.manager.stop();
+  const err = await registering;
+  assert.match(err?.message ?? 'registered', /failed to get device plugin options: Cancelled on client/);
+  assert.equal(f.manager.state, 'stopped');
+});
+
 test('the legacy Register answers with the kubelet texts', async (t) => {
   const f = await setup(t);
   const stub = await f.stub('p.sock', { devices: twoDevices });

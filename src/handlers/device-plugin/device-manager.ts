@@ -85,6 +85,8 @@ export class DevicePluginManager implements AsyncDisposable {
   /** resource -> workload -> allocation. */
   readonly #allocations = new Map<string, Map<string, StoredAllocation>>();
   readonly #queues = new SerialQueues();
+  /** Clients dialled but not yet installed; stop closes them so a slow plugin cannot hold it up. */
+  readonly #connecting = new Set<PluginClient>();
   readonly #lifecycle: LifecycleController;
   #store: AllocationStore | undefined;
   #legacy: LegacyRegistrationServer | undefined;
@@ -157,6 +159,7 @@ export class DevicePluginManager implements AsyncDisposable {
   }
 
   async #stop(): Promise<void> {
+    for (const client of this.#connecting) client.close();
     await this.#legacy?.close();
     for (const resource of this.#resources.values()) {
       resource.client?.close();
@@ -205,12 +208,16 @@ export class DevicePluginManager implements AsyncDisposable {
         signal: this.#lifecycle.signal,
       });
       let options: DevicePluginOptionsView;
+      this.#connecting.add(client);
       try {
+        this.#running();
         options = await client.getOptions(this.#options.optionsTimeoutMs);
         this.#running();
       } catch (err) {
         client.close();
         throw err;
+      } finally {
+        this.#connecting.delete(client);
       }
       let resource = this.#resources.get(resourceName);
       if (resource === undefined) {

@@ -42,6 +42,8 @@ export interface StreamHandlers {
 export class PluginClient {
   readonly #client: Client;
   #stream: ClientReadableStream<ListAndWatchResponse> | undefined;
+  /** Unary calls in flight; close() cancels them (closing a grpc-js channel lets started calls run on). */
+  readonly #calls = new Set<{ cancel(): void }>();
   #closed = false;
 
   private constructor(
@@ -187,6 +189,8 @@ export class PluginClient {
     if (this.#closed) return;
     this.#closed = true;
     this.#stream?.cancel();
+    for (const call of this.#calls) call.cancel();
+    this.#calls.clear();
     this.#client.close();
   }
 
@@ -197,7 +201,16 @@ export class PluginClient {
     what: string,
   ): Promise<Res> {
     return new Promise<Res>((resolve, reject) => {
-      this.#client.makeUnaryRequest(
+      if (this.#closed) {
+        reject(
+          new BerthError(
+            'BERTH_PLUGIN_CALL_FAILED',
+            `${what}: the client is closed (device plugin ${this.socketPath})`,
+          ),
+        );
+        return;
+      }
+      const call = this.#client.makeUnaryRequest(
         method.path,
         method.requestSerialize,
         method.responseDeserialize,
@@ -205,6 +218,7 @@ export class PluginClient {
         new Metadata(),
         { deadline: Date.now() + timeoutMs },
         (err: ServiceError | null, response?: Res) => {
+          this.#calls.delete(call);
           if (err || response === undefined) {
             const detail = err ? err.details || err.message : 'empty response';
             reject(
@@ -220,6 +234,7 @@ export class PluginClient {
           } else resolve(response);
         },
       );
+      this.#calls.add(call);
     });
   }
 }
