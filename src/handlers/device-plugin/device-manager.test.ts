@@ -193,11 +193,15 @@ test('snapshots drive healthy and unhealthy counts; a stopped endpoint keeps cap
   await waitCounts(f, 1, 2, '(any health other than "Healthy" is unhealthy)');
 
   stub.setDevices([{ id: 'D1', health: 'Unhealthy' }, { id: 'D2', health: 'Unhealthy' }, { id: 'D3' }]);
-  await waitCounts(f, 1, 2);
+  // The counts stay 1/2 (D1 and D3 swap), so wait for the change itself.
+  await waitFor('D1 and D3 to swap', () => f.events.at(-1)?.changed.join() === 'D1,D3');
+  const eventsBefore = f.events.length;
+  stub.setDevices([{ id: 'D1', health: 'Unhealthy' }, { id: 'D2', health: 'Unhealthy' }, { id: 'D3' }]);
   stub.setDevices([{ id: 'D1', health: 'Unhealthy' }, { id: 'D2' }, { id: 'D3' }]);
   await waitCounts(f, 2, 1, '(a device turning healthy raises healthy only)');
   const changed = f.events.at(-1);
   assert.deepEqual(changed?.changed, ['D2']);
+  assert.equal(f.events.length, eventsBefore + 1, 'an unchanged snapshot is not an event');
   stub.setDevices([{ id: 'D2' }, { id: 'D3' }]);
   await waitCounts(f, 2, 0, '(a removed device lowers both)');
 

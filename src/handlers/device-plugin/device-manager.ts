@@ -296,7 +296,8 @@ export class DevicePluginManager implements AsyncDisposable {
     }
     for (const id of resource.devices.keys()) if (!next.has(id)) changed.push(id);
     resource.devices = next;
-    this.#emit(resource, 'snapshot', changed);
+    // Plugins often resend an unchanged list (on every health check); that is not news.
+    if (changed.length > 0) this.#emit(resource, 'snapshot', changed);
   }
 
   #checkSnapshot(response: ListAndWatchResponse): string | undefined {
