@@ -11,8 +11,6 @@ import { mkdir } from 'node:fs/promises';
 import { systemClock } from '../src/common/index.js';
 import {
   type ChangeDetectionStrategy,
-  type CountingSource,
-  countingSource,
   createDirectorySource,
   createMemorySource,
   createObjectManagers,
@@ -24,6 +22,7 @@ import {
   type Pod,
   type WatchStore,
 } from '../src/objects/index.js';
+import { type CountingSource, countingSource } from '../src/testing/index.js';
 import { type BenchSection, type BenchTable, LATENCY_COLUMNS, latencyRow } from './lib/report.js';
 import { summarize } from './lib/stats.js';
 import { interleave, makeTempDir, nowMs } from './lib/timing.js';
@@ -142,7 +141,7 @@ async function buildCases(label: string, inner: ObjectSource): Promise<Built> {
   return {
     cases,
     close: async () => {
-      for (const store of stores) await store.close();
+      for (const store of stores) await store.stop();
       for (const m of managers) await m.stop();
     },
   };
@@ -180,7 +179,7 @@ export async function objectsBenchmark(): Promise<BenchSection> {
   const closers: Array<() => Promise<void>> = [];
   try {
     const memory = createMemorySource();
-    closers.push(() => memory.close());
+    closers.push(() => memory.stop());
     for (const name of names) memory.put('secrets', secretObject(name));
 
     await mkdir(`${dir.path}/secrets/${NAMESPACE}`, { recursive: true });
@@ -188,7 +187,7 @@ export async function objectsBenchmark(): Promise<BenchSection> {
       writeFileSync(`${dir.path}/secrets/${NAMESPACE}/${name}.json`, JSON.stringify(secretObject(name)));
     }
     const directory = createDirectorySource({ root: dir.path, rescanIntervalMs: 3_600_000 });
-    closers.push(() => directory.close());
+    closers.push(() => directory.stop());
     await directory.ready();
 
     const memoryCases = await buildCases('memory', memory);

@@ -17,7 +17,7 @@
  * noise hits both alike; ratios are of the same percentiles.
  */
 import { unlinkSync } from 'node:fs';
-import { createExampleHandler, type PluginHandler } from '../src/handlers/index.js';
+import type { PluginHandler } from '../src/handlers/index.js';
 import {
   createPluginManager,
   type PluginManager,
@@ -29,6 +29,7 @@ import {
   dialRegistration,
   type ExamplePlugin,
 } from '../src/registration/index.js';
+import { createExampleHandler } from '../src/testing/index.js';
 import { type BenchSection, LATENCY_COLUMNS, latencyRow } from './lib/report.js';
 import { formatMs, summarize } from './lib/stats.js';
 import { makeTempDir, nowMs, Stamp } from './lib/timing.js';

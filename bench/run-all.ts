@@ -12,6 +12,7 @@ import { arch, cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { devicesBenchmark } from './devices.js';
+import { handlersBenchmark } from './handlers.js';
 import { type Benchmark, type BenchSection, markdownTable, textTable } from './lib/report.js';
 import { objectsBenchmark } from './objects.js';
 import { registrationLatencyBenchmark } from './registration-latency.js';
@@ -23,6 +24,7 @@ const BENCHMARKS: ReadonlyArray<{ id: string; run: Benchmark }> = [
   { id: 'registry', run: registryBenchmark },
   { id: 'objects', run: objectsBenchmark },
   { id: 'startup', run: startupBenchmark },
+  { id: 'handlers', run: handlersBenchmark },
   { id: 'devices', run: devicesBenchmark },
 ];
 

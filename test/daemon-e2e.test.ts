@@ -13,9 +13,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
-import { siblingModule, spawnModule, stopChild } from '../src/testing/spawn-module.js';
-import { createTempDir } from '../src/testing/temp-dir.js';
-import { waitFor } from '../src/testing/wait-for.js';
+import { createTempDir, siblingModule, spawnModule, stopChild, waitFor } from '../src/testing/index.js';
 import { pythonGrpcUnavailable, spawnPythonPlugin } from './fixtures/python-plugin.js';
 
 const MAIN = siblingModule(import.meta.url, '../src/cli/main');

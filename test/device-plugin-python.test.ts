@@ -11,8 +11,7 @@ import { createDeviceManagerDelegate, createDevicePluginManager } from 'berth/ha
 import { type PluginEvent, silentLogger } from '../src/common/index.js';
 import { createDevicePluginHandler } from '../src/handlers/index.js';
 import { createPluginManager } from '../src/plugin-manager/index.js';
-import { createTempDir } from '../src/testing/temp-dir.js';
-import { waitFor } from '../src/testing/wait-for.js';
+import { createTempDir, waitFor } from '../src/testing/index.js';
 import { spawnPythonDevicePlugin } from './fixtures/python-device-plugin.js';
 import { requirePythonGrpc } from './fixtures/python-plugin.js';
 

@@ -11,9 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
-import { siblingModule, spawnModule, stopChild } from '../src/testing/spawn-module.js';
-import { createTempDir } from '../src/testing/temp-dir.js';
-import { waitFor } from '../src/testing/wait-for.js';
+import { createTempDir, siblingModule, spawnModule, stopChild, waitFor } from '../src/testing/index.js';
 import { type PythonDevicePlugin, spawnPythonDevicePlugin } from './fixtures/python-device-plugin.js';
 import { requirePythonGrpc } from './fixtures/python-plugin.js';
 
@@ -91,7 +89,7 @@ test('berth run with device plugins: live inventory, allocation across a restart
   const deviceDir = join(dataDir, 'device-plugins');
   const data = ['--data-dir', dataDir];
   const configPath = dir.join('berth.yaml');
-  writeFileSync(configPath, 'devicePlugins:\n  gracePeriod: 10m\n');
+  writeFileSync(configPath, 'handlerOptions:\n  DevicePlugin:\n    gracePeriod: 10m\n');
 
   const startDaemon = async () => {
     const daemon = track(spawnModule(MAIN, ['run', ...data, '--config', configPath]), children);

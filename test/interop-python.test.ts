@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { test } from 'node:test';
 import { dialRegistration } from '../src/registration/index.js';
-import { createTempDir } from '../src/testing/temp-dir.js';
+import { createTempDir } from '../src/testing/index.js';
 import { requirePythonGrpc, spawnPythonPlugin } from './fixtures/python-plugin.js';
 
 test('a Python grpcio plugin registers through dialRegistration', { timeout: 60_000 }, async (t) => {

@@ -80,10 +80,10 @@ test('README library example: object manager over the directory source', async (
   await managers.start();
   managers.registerPod(pod); // a Kubernetes Pod object
   const secret = await waitFor('the secret', () => managers.secrets.getSecret('default', 'db'));
-  // --- end of README excerpt (it goes on: managers.stop(), then source.close()) ---
+  // --- end of README excerpt (it goes on: managers.stop(), then source.stop()) ---
   t.after(async () => {
     await managers.stop();
-    await source.close(); // the caller owns the source
+    await source.stop(); // the caller owns the source
   });
 
   assert.deepEqual(secret.data, { password: 'aHVudGVyMg==' });

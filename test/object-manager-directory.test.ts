@@ -8,7 +8,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { createDirectorySource } from '../src/objects/index.js';
-import { createTempDir } from '../src/testing/temp-dir.js';
+import { createTempDir } from '../src/testing/index.js';
 import { defineObjectManagerSuite } from './object-manager-suite.js';
 
 defineObjectManagerSuite('directory', async () => {
@@ -34,7 +34,7 @@ defineObjectManagerSuite('directory', async () => {
       await rm(pathFor(resource, namespace, name, '.yaml'), { force: true });
     },
     async cleanup() {
-      await source.close();
+      await source.stop();
       dir.remove();
     },
   };

@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { after } from 'node:test';
 import { Etcd3 } from 'etcd3';
-import { createEtcdSource } from '../src/objects/sources/etcd-source.js';
-import { type EtcdServer, startEtcdServer } from '../src/testing/etcd-server.js';
+import { createEtcdSource } from '../src/objects/etcd.js';
+import { type EtcdServer, startEtcdServer } from '../src/testing/index.js';
 import { defineObjectManagerSuite } from './object-manager-suite.js';
 
 let shared: Promise<{ server: EtcdServer; client: Etcd3 }> | undefined;
@@ -38,7 +38,7 @@ defineObjectManagerSuite('etcd', async () => {
       await source.deleteObject(resource, namespace, name);
     },
     cleanup: async () => {
-      await source.close();
+      await source.stop();
       await client.delete().prefix(prefix);
     },
   };

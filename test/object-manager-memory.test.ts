@@ -12,6 +12,6 @@ defineObjectManagerSuite('memory', async () => {
     remove: async (resource, namespace, name) => {
       source.remove(resource, namespace, name);
     },
-    cleanup: () => source.close(),
+    cleanup: () => source.stop(),
   };
 });

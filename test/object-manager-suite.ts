@@ -12,12 +12,14 @@ import { isBerthError } from '../src/common/index.js';
 import {
   type ChangeDetectionStrategy,
   createObjectManagers,
+  type KubeObject,
   type ObjectManagers,
   type ObjectManagersOptions,
+  type ObjectResource,
+  type ObjectSource,
   type Pod,
 } from '../src/objects/index.js';
-import type { KubeObject, ObjectResource, ObjectSource } from '../src/objects/source.js';
-import { waitFor } from '../src/testing/wait-for.js';
+import { waitFor } from '../src/testing/index.js';
 
 export interface SuiteSource {
   source: ObjectSource;

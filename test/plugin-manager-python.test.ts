@@ -7,10 +7,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { createPluginManager } from '../src/plugin-manager/index.js';
-import { RecordingHandler } from '../src/testing/recording-handler.js';
-import { stopChild } from '../src/testing/spawn-module.js';
-import { createTempDir } from '../src/testing/temp-dir.js';
-import { waitFor } from '../src/testing/wait-for.js';
+import { createTempDir, RecordingHandler, stopChild, waitFor } from '../src/testing/index.js';
 import { requirePythonGrpc, spawnPythonPlugin } from './fixtures/python-plugin.js';
 
 test('a Python grpcio plugin registers through createPluginManager', { timeout: 60_000 }, async (t) => {

@@ -9,8 +9,7 @@ import { test } from 'node:test';
 import type { PluginHandler } from '../src/handlers/index.js';
 import { createPluginManager } from '../src/plugin-manager/index.js';
 import { createExamplePlugin } from '../src/registration/index.js';
-import { createTempDir } from '../src/testing/temp-dir.js';
-import { waitFor } from '../src/testing/wait-for.js';
+import { createTempDir, waitFor } from '../src/testing/index.js';
 
 test('stopping the manager while a plugin is being registered does not deregister it', async (t) => {
   const dir = createTempDir();

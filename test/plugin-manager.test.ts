@@ -11,7 +11,6 @@ import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, it, type TestContext } from 'node:test';
 import type { PluginEvent } from '../src/common/index.js';
-import { createExampleHandler } from '../src/handlers/index.js';
 import {
   createPluginManager,
   type DeregistrationReason,
@@ -23,15 +22,21 @@ import {
 import {
   createExamplePlugin,
   type ExamplePlugin,
-  newTestExamplePlugin,
   type RegistrationServerBehaviour,
 } from '../src/registration/index.js';
-import { FakeClock } from '../src/testing/fake-clock.js';
-import { RecordingHandler } from '../src/testing/recording-handler.js';
-import { siblingModule, spawnModule, stopChild } from '../src/testing/spawn-module.js';
-import { createStaleSocket } from '../src/testing/stale-socket.js';
-import { createTempDir, type TempDir } from '../src/testing/temp-dir.js';
-import { waitFor } from '../src/testing/wait-for.js';
+import {
+  createExampleHandler,
+  createStaleSocket,
+  createTempDir,
+  FakeClock,
+  newTestExamplePlugin,
+  RecordingHandler,
+  siblingModule,
+  spawnModule,
+  stopChild,
+  type TempDir,
+  waitFor,
+} from '../src/testing/index.js';
 
 const VERSIONS = ['v1beta1', 'v1beta2'];
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BerthError, type Logger, silentLogger } from '../common/index.js';
-import { FakeClock } from '../testing/fake-clock.js';
+import { FakeClock } from '../testing/index.js';
 import { createDesiredStateOfWorld } from './desired-state.js';
 
 describe('desired state of world', () => {

@@ -8,10 +8,4 @@ export {
   type DesiredStateOfWorldOptions,
   type DesiredStateOfWorldStore,
 } from './desired-state.js';
-export {
-  generateError,
-  generateErrorDetailed,
-  generateMsg,
-  generateMsgDetailed,
-} from './plugin-info-messages.js';
 export type { ActualStateOfWorld, DesiredStateOfWorld, PluginInfo } from './types.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { describe, it } from 'node:test';
 import { isBerthError } from '../common/index.js';
-import { createTempDir } from '../testing/temp-dir.js';
+import { createTempDir } from '../testing/index.js';
 import { ApiClient, parseSseBlock } from './api-client.js';
 import { resolveApiTarget } from './api-target.js';
 

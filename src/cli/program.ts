@@ -1,7 +1,9 @@
 import { Command, CommanderError } from 'commander';
 import { berthVersion } from '../daemon/contract.js';
 import { EXIT_OK, EXIT_USAGE, errorLine, exitCodeFor } from './cli-error.js';
+import { csiCommand } from './commands/csi.js';
 import { devicesCommand } from './commands/devices.js';
+import { draCommand } from './commands/dra.js';
 import { eventsCommand } from './commands/events.js';
 import { examplePluginCommand } from './commands/example-plugin.js';
 import { objectsCommand } from './commands/objects.js';
@@ -62,6 +64,8 @@ export function buildProgram(out: (text: string) => void = (text) => process.std
   devicesCommand(program);
   podsCommand(program);
   objectsCommand(program);
+  csiCommand(program);
+  draCommand(program);
   examplePluginCommand(program);
   return program;
 }

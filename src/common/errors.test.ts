@@ -42,3 +42,57 @@ describe('BerthError', () => {
     });
   }
 });
+
+describe('BerthError.from', () => {
+  it('returns a BerthError unchanged, whatever the fallback', () => {
+    const original = new BerthError('BERTH_DIAL_FAILED', 'dial failed');
+    assert.equal(BerthError.from(original, 'BERTH_INTERNAL', 'context'), original);
+  });
+
+  it('wraps anything else with the fallback code, the cause and an optional message prefix', () => {
+    const cause = new Error('ECONNREFUSED');
+    const plain = BerthError.from(cause, 'BERTH_SOURCE_FAILED');
+    assert.equal(plain.code, 'BERTH_SOURCE_FAILED');
+    assert.equal(plain.message, 'ECONNREFUSED');
+    assert.equal(plain.cause, cause);
+    const prefixed = BerthError.from(cause, 'BERTH_DIAL_FAILED', 'dial /x.sock failed');
+    assert.equal(prefixed.message, 'dial /x.sock failed: ECONNREFUSED');
+    const detailed = BerthError.from('a string', 'BERTH_GET_INFO_FAILED', {
+      message: 'GetInfo failed',
+      details: { grpcCode: 14 },
+    });
+    assert.equal(detailed.message, 'GetInfo failed: a string');
+    assert.deepEqual(detailed.details, { grpcCode: 14 });
+    assert.equal(detailed.cause, 'a string');
+  });
+});
+
+describe('BerthError across two loaded copies of berth', () => {
+  it('isBerthError, instanceof and BerthError.from recognise an error of the other copy', async () => {
+    // A query string makes Node load the module a second time: a distinct class, as with two installs.
+    const other = (await import(`./errors.js?second-copy=${Date.now()}`)) as typeof import('./errors.js');
+    assert.notEqual(other.BerthError, BerthError);
+    const foreign = new other.BerthError('BERTH_NO_HANDLER', 'no handler for type X');
+    assert.ok(isBerthError(foreign, 'BERTH_NO_HANDLER'));
+    assert.ok(foreign instanceof BerthError);
+    assert.equal(errorCode(foreign), 'BERTH_NO_HANDLER');
+    assert.equal(BerthError.from(foreign, 'BERTH_INTERNAL'), foreign);
+    const ours = new BerthError('BERTH_ABORTED', 'aborted');
+    assert.ok(other.isBerthError(ours, 'BERTH_ABORTED'));
+  });
+
+  it('a look-alike without the brand is not a BerthError', () => {
+    const lookalike = Object.assign(new Error('x'), { name: 'BerthError', code: 'BERTH_INTERNAL' });
+    assert.ok(!isBerthError(lookalike));
+    assert.ok(!(lookalike instanceof BerthError));
+    assert.equal(errorCode(lookalike), 'BERTH_INTERNAL');
+  });
+
+  it('subclasses keep their own instanceof', () => {
+    class SpecialError extends BerthError {}
+    const special = new SpecialError('BERTH_INTERNAL', 'special');
+    assert.ok(special instanceof SpecialError);
+    assert.ok(special instanceof BerthError);
+    assert.ok(!(new BerthError('BERTH_INTERNAL', 'plain') instanceof SpecialError));
+  });
+});

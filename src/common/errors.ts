@@ -64,6 +64,20 @@ export interface BerthErrorOptions {
   details?: Record<string, unknown>;
 }
 
+/**
+ * Marks BerthErrors through a registry-wide symbol rather than the class
+ * identity, so an error made by one loaded copy of berth is recognised by
+ * another (two versions in one node_modules tree, or a bundled copy).
+ */
+const BRAND: unique symbol = Symbol.for('berth.BerthError') as never;
+
+/** What `BerthError.from` puts around a foreign error: a message prefix and details. */
+export interface BerthErrorContext {
+  /** Prefix of the message: "`<message>`: `<the original message>`". */
+  message?: string;
+  details?: Record<string, unknown>;
+}
+
 export class BerthError extends Error {
   readonly code: BerthErrorCode;
   readonly details: Record<string, unknown>;
@@ -73,6 +87,31 @@ export class BerthError extends Error {
     this.name = 'BerthError';
     this.code = code;
     this.details = options.details ?? {};
+    Object.defineProperty(this, BRAND, { value: true });
+  }
+
+  /**
+   * `err` itself if it already is a BerthError (from any copy of berth), else
+   * a BerthError with `fallbackCode` whose cause is `err`. A string context is
+   * the message prefix ("dial /x.sock failed" -> "dial /x.sock failed: ECONNREFUSED").
+   */
+  static from(err: unknown, fallbackCode: BerthErrorCode, context?: string | BerthErrorContext): BerthError {
+    if (isBerthError(err)) return err;
+    const { message, details } =
+      typeof context === 'string' ? { message: context, details: undefined } : (context ?? {});
+    const text = message === undefined ? errorMessage(err) : `${message}: ${errorMessage(err)}`;
+    return new BerthError(
+      fallbackCode,
+      text,
+      details === undefined ? { cause: err } : { cause: err, details },
+    );
+  }
+
+  /** `instanceof BerthError` holds for BerthErrors of every loaded copy (subclasses keep the normal check). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // biome-ignore lint/complexity/noThisInStatic: the receiver is the class `instanceof` asks about (maybe a subclass)
+    if (this !== BerthError) return Function.prototype[Symbol.hasInstance].call(this, value);
+    return isBerthError(value);
   }
 
   toJSON(): { code: BerthErrorCode; message: string } {
@@ -80,8 +119,10 @@ export class BerthError extends Error {
   }
 }
 
+/** True for a BerthError made by any loaded copy of berth (optionally: with this code). */
 export function isBerthError(err: unknown, code?: BerthErrorCode): err is BerthError {
-  return err instanceof BerthError && (code === undefined || err.code === code);
+  if (typeof err !== 'object' || err === null || (err as { [BRAND]?: unknown })[BRAND] !== true) return false;
+  return code === undefined || (err as BerthError).code === code;
 }
 
 /** A readable message for anything thrown, without losing BerthError's text. */
@@ -92,7 +133,7 @@ export function errorMessage(err: unknown): string {
 
 /** The code of an error if it is a BerthError, else BERTH_INTERNAL. */
 export function errorCode(err: unknown): BerthErrorCode {
-  return err instanceof BerthError ? err.code : 'BERTH_INTERNAL';
+  return isBerthError(err) ? err.code : 'BERTH_INTERNAL';
 }
 
 export function abortedError(signal: AbortSignal | undefined, what: string): BerthError {

@@ -51,6 +51,11 @@ export type PluginEvent =
     }
   /** This subscriber fell behind and `dropped` events were discarded; re-list to resynchronise. */
   | { type: 'lagged'; at: number; dropped: number }
+  /**
+   * A DRA driver has had no connected instance for the wipe delay (the moment
+   * the kubelet wipes its ResourceSlices); `since` is when it became unusable.
+   */
+  | { type: 'driver-unusable'; at: number; plugin: PluginRef; since: number }
   /** Persisted state could not be used (e.g. corrupt database set aside). */
   | { type: 'storage-error'; at: number; error: EventError; path?: string }
   /** A device plugin resource's inventory changed (see handlers/device-plugin). */

@@ -1,3 +1,4 @@
+/** @internal The per-subscriber queue behind every subscribe. */
 export { AsyncQueue, type AsyncQueueOptions } from './async-queue.js';
 export {
   type BackoffPolicy,
@@ -11,6 +12,7 @@ export {
   abortedError,
   BerthError,
   type BerthErrorCode,
+  type BerthErrorContext,
   type BerthErrorOptions,
   ERROR_CODES,
   errorCode,
@@ -27,6 +29,8 @@ export type {
   PluginRef,
   RegistryEvent,
 } from './events.js';
+/** @internal Go's %q quoting, shared by the object managers' and handlers' upstream-exact error texts. */
+export { goQuote } from './go-format.js';
 export {
   type Lifecycle,
   LifecycleController,

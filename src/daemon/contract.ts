@@ -5,8 +5,22 @@
  * loads the whole daemon (gRPC, fastify, SQLite) and cost every `berth
  * plugins` about 0.4 s of start-up.
  */
-export type { PodSummary, SocketStatus } from './api/api-types.js';
-export type { PluginView, socketView } from './api/views.js';
+export type {
+  ErrorBody,
+  EventView,
+  HealthResponse,
+  PluginDetailResponse,
+  PluginListResponse,
+  PluginSummaryView,
+  PluginView,
+  PodListResponse,
+  PodResponse,
+  PodSummary,
+  ReadyResponse,
+  SocketListResponse,
+  SocketView,
+  StatusView,
+} from './api/wire-types.js';
 export {
   BUILTIN_HANDLER_TYPES,
   DEFAULTS,

@@ -5,10 +5,13 @@ import { createServer as createNetServer, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import { isBerthError, silentLogger } from '../common/index.js';
 import { createExamplePlugin } from '../registration/index.js';
-import { startDevicePluginStub } from '../testing/device-plugin-stub.js';
-import { createStaleSocket } from '../testing/stale-socket.js';
-import { createTempDir } from '../testing/temp-dir.js';
-import { waitFor } from '../testing/wait-for.js';
+import {
+  createStaleSocket,
+  createTempDir,
+  startCsiTestDriver,
+  startDevicePluginStub,
+  waitFor,
+} from '../testing/index.js';
 import { resolveDaemonConfig } from './config/config.js';
 import { createDaemon } from './daemon.js';
 
@@ -218,12 +221,18 @@ describe('daemon', () => {
       devices: [{ id: 'g0' }],
     });
     t.after(() => gpuPlugin.stop());
+    // The CSI handler asks the driver behind the endpoint for its node info, so one must serve there.
+    const csiDriver = await startCsiTestDriver(dir.join('csi-driver.sock'), {
+      name: 'csi.example.com',
+      nodeId: 'node-1',
+    });
+    t.after(() => csiDriver.stop());
     const plugins = [
       {
         file: 'csi.sock',
         type: 'CSIPlugin',
         name: 'csi.example.com',
-        endpoint: '/var/lib/kubelet/plugins/csi.example.com/csi.sock',
+        endpoint: csiDriver.socketPath,
         versions: ['1.0.0'],
       },
       {
@@ -270,7 +279,7 @@ describe('daemon', () => {
     assert.deepEqual(
       listed.map((p) => [p.type, p.name, p.endpoint]),
       [
-        ['CSIPlugin', 'csi.example.com', '/var/lib/kubelet/plugins/csi.example.com/csi.sock'],
+        ['CSIPlugin', 'csi.example.com', csiDriver.socketPath],
         ['DevicePlugin', 'example.com/gpu', gpuPlugin.socketPath],
         ['DRAPlugin', 'dra.example.com', dir.join('plugins_registry', 'dra.sock')],
       ],

@@ -9,7 +9,6 @@ import {
   type PluginEvent,
   systemClock,
 } from '../common/index.js';
-import { createDevicePluginManager, type DevicePluginManager } from '../handlers/device-plugin/index.js';
 import type { ObjectManagers, ObjectSource, Pod as ObjectsPod } from '../objects/index.js';
 import { createPluginManager, type PluginManager } from '../plugin-manager/index.js';
 import {
@@ -29,13 +28,14 @@ import { BUILTIN_HANDLER_TYPES } from './config/defaults.js';
 import { formatHostPort, type TcpAddress } from './config/listen-address.js';
 import { EventBus } from './event-bus.js';
 import { logEvent } from './event-log.js';
-import { buildHandlers } from './handler-setup.js';
+import { buildHandlers, type DaemonHandlers } from './handler-setup.js';
 import { meteredReader, meteredSource } from './metered-objects.js';
 import { createDaemonMetrics, type DaemonMetrics } from './metrics.js';
 import { createConfiguredSource } from './object-source.js';
 import { createPodRegistry } from './pod-registry.js';
 import { waitForRestoredSockets } from './restore-settle.js';
 import { buildStatus } from './status.js';
+import { type StoppableChild, stopInReverse } from './stop-in-reverse.js';
 import { berthVersion } from './version.js';
 
 export interface DaemonDeps {
@@ -85,7 +85,7 @@ export class Daemon implements AsyncDisposable {
   #registry: Registry | undefined;
   #grpc: GrpcDispenser | undefined;
   #pluginManager: PluginManager | undefined;
-  #devices: DevicePluginManager | undefined;
+  #handlers: DaemonHandlers | undefined;
   #source: ObjectSource | undefined;
   #objects: ObjectManagers | undefined;
   #api: ApiApp | undefined;
@@ -213,21 +213,6 @@ export class Daemon implements AsyncDisposable {
     }
     const registrations = new Set<() => void>();
 
-    // Device plugins: restores allocations and serves the legacy kubelet.sock before any plugin registers.
-    const devices = createDevicePluginManager({
-      databasePath: config.devicePlugins.databasePath,
-      ...(config.devicePlugins.socketDir === null ? {} : { socketDir: config.devicePlugins.socketDir }),
-      ...(config.devicePlugins.gracePeriodMs === undefined
-        ? {}
-        : { gracePeriodMs: config.devicePlugins.gracePeriodMs }),
-      clock,
-      logger: logger.child({ component: 'devices' }),
-      onEvent: (event) => this.#bus.publish(event),
-    });
-    this.#devices = devices;
-    await devices.start(this.#abort.signal);
-    this.#stillStarting();
-
     const pluginManager = createPluginManager({
       pluginsDir: config.pluginsDir,
       ...(config.deprecatedPluginsDir === undefined
@@ -249,10 +234,18 @@ export class Daemon implements AsyncDisposable {
       },
     });
     this.#pluginManager = pluginManager;
-    const delegateFor = (type: string) => bridge.handlerFor(type);
-    for (const [type, handler] of buildHandlers(config.handlers, delegateFor, devices)) {
-      pluginManager.addHandler(type, handler);
-    }
+    const handlers = await buildHandlers({
+      config,
+      logger,
+      clock,
+      emit: (event) => this.#bus.publish(event),
+      recordFacts: (instance, facts) => bridge.recordFacts(instance, facts),
+      delegateFor: (type) => bridge.handlerFor(type),
+    });
+    this.#handlers = handlers;
+    for (const handler of Object.values(handlers.builtin)) await handler.start?.(this.#abort.signal);
+    this.#stillStarting();
+    for (const [type, handler] of handlers.all) pluginManager.addHandler(type, handler);
     await pluginManager.start(this.#abort.signal);
     this.#stillStarting();
     // Restored instances are kept only if their plugin answers again (see restore-settle.ts).
@@ -286,7 +279,7 @@ export class Daemon implements AsyncDisposable {
       return { secrets: stats.secrets.watchesOpen, configmaps: stats.configMaps.watchesOpen };
     });
 
-    this.#api = await createApiApp(this.#backend(registry, pluginManager, objects, objectsModule, devices), {
+    this.#api = await createApiApp(this.#backend(registry, pluginManager, objects, objectsModule, handlers), {
       clock,
       logger: logger.child({ component: 'api' }),
       bodyLimitBytes: config.api.bodyLimitBytes,
@@ -306,7 +299,7 @@ export class Daemon implements AsyncDisposable {
 
   /** Ends event streams and closes the API servers and app; safe to call again. */
   async #closeApi(): Promise<void> {
-    this.#bus.close();
+    await this.#bus.stop();
     await Promise.all(this.#servers.map((server) => closeServer(server, 1000, this.#clock)));
     await this.#api?.app.close();
   }
@@ -316,14 +309,14 @@ export class Daemon implements AsyncDisposable {
     pluginManager: PluginManager,
     objects: ObjectManagers,
     references: Pick<typeof import('../objects/index.js'), 'getSecretNames' | 'getConfigMapNames'>,
-    devices: DevicePluginManager,
+    handlers: DaemonHandlers,
   ): ApiBackend {
     const sockets = (): SocketStatus[] => pluginManager.sockets();
     return {
       plugins: registry,
       sockets,
       events: this.#bus,
-      devices,
+      devices: handlers.builtin.DevicePlugin.manager,
       pods: createPodRegistry({
         manager: {
           registerPod: (pod) => objects.registerPod(pod as ObjectsPod),
@@ -346,6 +339,8 @@ export class Daemon implements AsyncDisposable {
         render: () => this.#metrics.registry.metrics(),
       },
       isReady: () => this.#state === 'ready',
+      csi: handlers.builtin.CSIPlugin,
+      dra: handlers.builtin.DRAPlugin,
       status: () =>
         buildStatus({
           version: this.#version,
@@ -382,24 +377,31 @@ export class Daemon implements AsyncDisposable {
     const wasReady = this.#state === 'ready';
     this.#state = 'stopping';
     this.#abort.abort(new BerthError('BERTH_SHUT_DOWN', 'the daemon is stopping'));
-    const step = async (what: string, run: () => unknown) => {
-      const began = this.#clock.now();
-      try {
-        await run();
-        this.#logger.debug({ ms: this.#clock.now() - began }, `stopped ${what}`);
-      } catch (err) {
-        this.#logger.warn({ err: errorMessage(err) }, `stopping ${what} failed`);
-      }
-    };
-    // Ending the event streams first lets the servers close without waiting on them.
-    await step('the API', () => this.#closeApi());
-    await step('the plugin manager', () => this.#pluginManager?.stop());
-    await step('the device plugin manager', () => this.#devices?.stop());
-    await step('the object manager', () => this.#objects?.stop());
-    await step('the object source', () => this.#source?.close());
-    await step('the plugin dispenser', () => this.#grpc?.close());
-    await step('the registry', () => this.#registry?.shutdown());
-    await step('the state database', () => this.#storage?.close());
+    // The children in start order (the full API takes over last, so its streams end first);
+    // stopInReverse stops them newest first under the shutdown deadline.
+    const children: Array<StoppableChild | undefined> = [
+      this.#source && { name: 'the object source', stop: () => this.#source?.stop() },
+      this.#storage && { name: 'the state database', stop: () => this.#storage?.close() },
+      this.#grpc && { name: 'the plugin dispenser', stop: () => this.#grpc?.close() },
+      this.#registry && { name: 'the registry', stop: () => this.#registry?.shutdown() },
+      this.#handlers && {
+        name: 'the built-in handlers',
+        stop: async () => {
+          await Promise.all(Object.values(this.#handlers?.builtin ?? {}).map((h) => h.stop?.()));
+        },
+      },
+      this.#pluginManager && { name: 'the plugin manager', stop: () => this.#pluginManager?.stop() },
+      this.#objects && { name: 'the object manager', stop: () => this.#objects?.stop() },
+      { name: 'the API', stop: () => this.#closeApi() },
+    ];
+    await stopInReverse(
+      children.filter((child) => child !== undefined),
+      {
+        clock: this.#clock,
+        logger: this.#logger,
+        deadline: this.#clock.now() + this.config.shutdownTimeoutMs,
+      },
+    );
     this.#state = 'stopped';
     // A failed start is reported by its caller; only a daemon that ran says it stopped.
     if (wasReady) this.#logger.info('berth stopped');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PluginEvent, PluginInstanceInfo } from '../common/index.js';
-import { FakeClock } from '../testing/fake-clock.js';
+import { FakeClock } from '../testing/index.js';
 import { EventBus } from './event-bus.js';
 
 const plugin = (type: string, name: string): PluginInstanceInfo => ({
@@ -25,8 +25,8 @@ describe('EventBus', () => {
   it('delivers to every subscriber, filtered by plugin type', async () => {
     const seen: string[] = [];
     const bus = new EventBus({ clock: new FakeClock(), onPublish: (e) => seen.push(e.type) });
-    const all = bus.subscribe({ queueSize: 10 });
-    const onlyA = bus.subscribe({ queueSize: 10, pluginType: 'a' });
+    const all = bus.subscribe(undefined, { queueSize: 10 });
+    const onlyA = bus.subscribe('a', { queueSize: 10 });
     bus.publish({ type: 'registered', at: 1, plugin: plugin('a', 'x') });
     bus.publish({ type: 'registered', at: 2, plugin: plugin('b', 'y') });
     bus.publish({ type: 'discovered', at: 3, socketPath: '/p/z.sock' });
@@ -47,7 +47,7 @@ describe('EventBus', () => {
   it('tells a slow subscriber how many events it missed instead of stalling the publisher', async () => {
     const clock = new FakeClock(5000);
     const bus = new EventBus({ clock });
-    const slow = bus.subscribe({ queueSize: 2 });
+    const slow = bus.subscribe(undefined, { queueSize: 2 });
     for (let i = 1; i <= 5; i++) bus.publish({ type: 'registered', at: i, plugin: plugin('a', `p${i}`) });
     const events = await take(slow, 3);
     assert.deepEqual(events[0], { type: 'lagged', at: 5000, dropped: 3 });
@@ -57,17 +57,41 @@ describe('EventBus', () => {
     );
   });
 
-  it('ends every stream on close and refuses new ones', async () => {
+  it('ends every stream on stop and refuses new ones', async () => {
     const bus = new EventBus({ clock: new FakeClock() });
-    const sub = bus.subscribe({ queueSize: 4 });
+    const sub = bus.subscribe(undefined, { queueSize: 4 });
     bus.publish({ type: 'discovered', at: 1, socketPath: '/s' });
-    bus.close();
+    await bus.stop();
+    assert.equal(bus.state, 'stopped');
     assert.deepEqual(
       (await take(sub, 10)).map((e) => e.type),
       ['discovered'],
     );
-    const late = bus.subscribe({ queueSize: 4 });
+    const late = bus.subscribe(undefined, { queueSize: 4 });
     assert.deepEqual(await take(late, 1), []);
     assert.equal(bus.subscriberCount, 0);
+  });
+
+  it('ends a stream when its signal aborts, like the registry subscribe', async () => {
+    const bus = new EventBus({ clock: new FakeClock() });
+    const stop = new AbortController();
+    const sub = bus.subscribe(undefined, { queueSize: 4, signal: stop.signal });
+    const other = bus.subscribe(undefined, { queueSize: 4 });
+    bus.publish({ type: 'discovered', at: 1, socketPath: '/s' });
+    stop.abort();
+    assert.equal(bus.subscriberCount, 1, 'only the aborted subscriber is gone');
+    assert.deepEqual(
+      (await take(sub, 10)).map((e) => e.at),
+      [1],
+      'events queued before the abort are still delivered',
+    );
+    bus.publish({ type: 'discovered', at: 2, socketPath: '/s' });
+    assert.deepEqual(
+      (await take(other, 2)).map((e) => e.at),
+      [1, 2],
+    );
+    const aborted = bus.subscribe(undefined, { queueSize: 4, signal: AbortSignal.abort() });
+    assert.deepEqual(await take(aborted, 1), []);
+    await bus.stop();
   });
 });

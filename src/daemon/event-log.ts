@@ -46,5 +46,11 @@ export function logEvent(logger: Logger, event: PluginEvent): void {
       return;
     case 'lagged':
       return;
+    case 'driver-unusable':
+      logger.warn(
+        { type: event.plugin.type, name: event.plugin.name, since: new Date(event.since).toISOString() },
+        'driver unusable: no instance connected',
+      );
+      return;
   }
 }

@@ -1,35 +1,52 @@
-import { createDeviceManagerDelegate, type DevicePluginManager } from '../handlers/device-plugin/index.js';
+import type { Clock, Logger, PluginEvent } from '../common/index.js';
 import {
-  createCsiHandler,
-  createDevicePluginHandler,
-  createDraHandler,
+  type BuiltinHandlerSet,
+  buildBuiltinHandlers,
   createVersionedHandler,
+  type InstanceRef,
   type PluginHandler,
 } from '../handlers/index.js';
-import type { HandlerConfig } from './config/config.js';
+import type { DaemonConfig, HandlerConfig } from './config/config.js';
+
+export interface HandlerSetupDeps {
+  config: Pick<DaemonConfig, 'dataDir' | 'handlerOptions' | 'handlers'>;
+  logger: Logger;
+  clock: Clock;
+  emit(event: PluginEvent): void;
+  recordFacts(instance: InstanceRef, facts: Readonly<Record<string, string>>): void;
+  delegateFor(type: string): PluginHandler;
+}
+
+export interface DaemonHandlers {
+  /** Every handler by plugin type, for the plugin manager. */
+  all: Map<string, PluginHandler>;
+  /** The built-in ones, typed per entry of the builtinHandlers table (the API reads CSI and DRA state). */
+  builtin: BuiltinHandlerSet;
+}
 
 /**
- * The handler for every plugin type the daemon accepts: the kubelet's three
- * built-in types, plus a versioned handler for each configured type (the
- * example type is always among them). Each handler validates, then delegates
- * to the registry bridge so the plugin lands in the registry.
+ * The handler for every plugin type the daemon accepts: one per entry of the
+ * builtinHandlers table (built from the daemon's services and the handler's
+ * `handlerOptions` section), plus a versioned handler for each configured
+ * type (the example type is always among them). Each handler delegates to
+ * the registry bridge so the plugin lands in the registry.
  */
-export function buildHandlers(
-  extra: readonly HandlerConfig[],
-  delegateFor: (type: string) => PluginHandler,
-  devicePlugins?: DevicePluginManager,
-): Map<string, PluginHandler> {
-  // Device plugins are connected (options, ListAndWatch) before the registry records them.
-  const deviceDelegate = devicePlugins
-    ? createDeviceManagerDelegate(devicePlugins, delegateFor('DevicePlugin'))
-    : delegateFor('DevicePlugin');
-  const handlers = new Map<string, PluginHandler>([
-    ['CSIPlugin', createCsiHandler({ delegate: delegateFor('CSIPlugin') })],
-    ['DevicePlugin', createDevicePluginHandler({ delegate: deviceDelegate })],
-    ['DRAPlugin', createDraHandler({ delegate: delegateFor('DRAPlugin') })],
-  ]);
-  for (const { type, versions } of extra) {
-    handlers.set(type, createVersionedHandler({ type, versions, delegate: delegateFor(type) }));
+export async function buildHandlers(deps: HandlerSetupDeps): Promise<DaemonHandlers> {
+  const { config } = deps;
+  const builtin = await buildBuiltinHandlers(
+    (type) => ({
+      logger: deps.logger.child({ component: `handler-${type}` }),
+      clock: deps.clock,
+      dataDir: config.dataDir,
+      emit: deps.emit,
+      recordFacts: deps.recordFacts,
+      options: config.handlerOptions[type] ?? {},
+    }),
+    (type) => deps.delegateFor(type),
+  );
+  const all = new Map<string, PluginHandler>(Object.entries(builtin));
+  for (const { type, versions } of config.handlers as HandlerConfig[]) {
+    all.set(type, createVersionedHandler({ type, versions, delegate: deps.delegateFor(type) }));
   }
-  return handlers;
+  return { all, builtin };
 }

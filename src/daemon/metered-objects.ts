@@ -32,7 +32,12 @@ export function meteredSource(source: ObjectSource, metrics: Metrics): ObjectSou
       mark(resource, 'watch');
       return source.watch(resource, namespace, options);
     },
-    close: () => source.close(),
+    get state() {
+      return source.state;
+    },
+    start: (signal) => source.start(signal),
+    stop: () => source.stop(),
+    [Symbol.asyncDispose]: () => source.stop(),
   };
 }
 

@@ -1,16 +1,16 @@
-import type { Pod, PodRegistry, PodSummary } from './api/api-types.js';
+import type { PodDocument, PodRegistry, PodSummary } from './api/api-types.js';
 
 /** The object manager's pod side: registering a pod registers it with the secret and configmap managers. */
 export interface PodReferenceManager {
-  registerPod(pod: Pod): void;
-  unregisterPod(pod: Pod): void;
+  registerPod(pod: PodDocument): void;
+  unregisterPod(pod: PodDocument): void;
 }
 
 export interface PodRegistryOptions {
   manager: PodReferenceManager;
   /** The names a pod references (the object manager's extractors); shown by GET /v1/pods. */
-  secretNames(pod: Pod): Iterable<string>;
-  configMapNames(pod: Pod): Iterable<string>;
+  secretNames(pod: PodDocument): Iterable<string>;
+  configMapNames(pod: PodDocument): Iterable<string>;
 }
 
 /**
@@ -20,9 +20,9 @@ export interface PodRegistryOptions {
  * (unregistered first, so its references are released).
  */
 export function createPodRegistry(options: PodRegistryOptions): PodRegistry {
-  const pods = new Map<string, Pod>();
+  const pods = new Map<string, PodDocument>();
   const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
-  const summary = (pod: Pod): PodSummary => ({
+  const summary = (pod: PodDocument): PodSummary => ({
     namespace: pod.metadata.namespace,
     name: pod.metadata.name,
     uid: pod.metadata.uid,

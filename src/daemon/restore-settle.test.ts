@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeClock, settle } from '../testing/fake-clock.js';
+import { FakeClock, settle } from '../testing/index.js';
 import type { SocketStatus } from './api/api-types.js';
 import { waitForRestoredSockets } from './restore-settle.js';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { describe, it } from 'node:test';
 import { silentLogger } from '../common/index.js';
-import { FakeClock } from '../testing/fake-clock.js';
+import { FakeClock } from '../testing/index.js';
 import { handleShutdownSignals } from './signals.js';
 
 function setup(stop: () => Promise<void>) {

@@ -1,5 +1,5 @@
-import { type Clock, errorMessage, type Logger } from '../common/index.js';
-import { formatDuration } from './config/duration.js';
+import type { Clock, Logger } from '../common/index.js';
+import { formatConfigDuration } from './config/duration.js';
 
 export interface ShutdownSignalsOptions {
   /** The graceful stop. */
@@ -34,10 +34,10 @@ export function handleShutdownSignals(options: ShutdownSignalsOptions): () => vo
     stopping = true;
     options.logger.info(
       { signal },
-      `stopping (deadline ${formatDuration(options.timeoutMs)}; signal again to force)`,
+      `stopping (deadline ${formatConfigDuration(options.timeoutMs)}; signal again to force)`,
     );
     const deadline = options.clock.setTimeout(() => {
-      options.logger.error(`did not stop within ${formatDuration(options.timeoutMs)}; exiting`);
+      options.logger.error(`did not stop within ${formatConfigDuration(options.timeoutMs)}; exiting`);
       options.exit(1);
     }, options.timeoutMs);
     options.stop().then(
@@ -47,7 +47,7 @@ export function handleShutdownSignals(options: ShutdownSignalsOptions): () => vo
       },
       (err: unknown) => {
         options.clock.clearTimeout(deadline);
-        options.logger.error({ err: errorMessage(err) }, 'stopping failed');
+        options.logger.error({ err }, 'stopping failed');
         options.exit(1);
       },
     );

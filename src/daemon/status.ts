@@ -2,6 +2,7 @@ import type { ObjectManagersStats } from '../objects/index.js';
 import type { StorageCorruptionReport } from '../storage/index.js';
 import type { PluginCatalog, SocketStatus } from './api/api-types.js';
 import { isoTime } from './api/views.js';
+import type { StatusView } from './api/wire-types.js';
 import type { DaemonConfig } from './config/config.js';
 
 export interface StatusInput {
@@ -19,7 +20,7 @@ export interface StatusInput {
 }
 
 /** The GET /v1/status document (and `berth status`). */
-export function buildStatus(input: StatusInput): Record<string, unknown> {
+export function buildStatus(input: StatusInput): StatusView {
   let plugins = 0;
   let instances = 0;
   for (const type of input.registry.types()) {

@@ -5,13 +5,20 @@ import { createActualStateOfWorld } from '../cache/index.js';
 import type { PluginInfo } from '../cache/types.js';
 import { isBerthError, silentLogger } from '../common/index.js';
 import type { PluginHandler } from '../handlers/types.js';
-import type { RegistrationServerBehaviour } from '../registration/index.js';
-import { createExamplePlugin, dialRegistration, type ExamplePlugin } from '../registration/index.js';
-import { FakeClock } from '../testing/fake-clock.js';
-import { RecordingHandler } from '../testing/recording-handler.js';
-import { createStaleSocket } from '../testing/stale-socket.js';
-import { createTempDir, type TempDir } from '../testing/temp-dir.js';
-import { waitFor } from '../testing/wait-for.js';
+import {
+  createExamplePlugin,
+  dialRegistration,
+  type ExamplePlugin,
+  type RegistrationServerBehaviour,
+} from '../registration/index.js';
+import {
+  createStaleSocket,
+  createTempDir,
+  FakeClock,
+  RecordingHandler,
+  type TempDir,
+  waitFor,
+} from '../testing/index.js';
 import { createOperationExecutor } from './operation-executor.js';
 import type { ExecutorTimeouts, OperationEvent, OperationExecutor } from './types.js';
 

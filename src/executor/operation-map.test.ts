@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BerthError, isBerthError, silentLogger } from '../common/index.js';
-import { FakeClock, settle } from '../testing/fake-clock.js';
-import { waitFor } from '../testing/wait-for.js';
+import { FakeClock, settle, waitFor } from '../testing/index.js';
 import { createOperationMap, type OperationMap, type OperationOutcome } from './operation-map.js';
 
 interface Deferred {

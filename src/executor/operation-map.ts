@@ -1,4 +1,4 @@
-import { BerthError, type Clock, errorMessage, isBerthError, type Logger } from '../common/index.js';
+import { BerthError, type Clock, type Logger } from '../common/index.js';
 import { ExponentialBackoff } from './exponential-backoff.js';
 
 /**
@@ -261,6 +261,5 @@ class GoroutineMap implements OperationMap {
 
 /** A thrown non-BerthError (upstream: a recovered panic) still counts as a typed failure. */
 function toBerthError(key: string, err: unknown): BerthError {
-  if (isBerthError(err)) return err;
-  return new BerthError('BERTH_INTERNAL', `operation "${key}" failed: ${errorMessage(err)}`, { cause: err });
+  return BerthError.from(err, 'BERTH_INTERNAL', `operation "${key}" failed`);
 }

@@ -1,3 +1,5 @@
+import { goQuote } from '../common/index.js';
+
 /**
  * Go's fmt renderings of string slices, so validation errors read exactly
  * like the kubelet's (tests and users match on these texts).
@@ -13,7 +15,4 @@ export function goQuotedList(values: readonly string[]): string {
   return `[${values.map(goQuote).join(' ')}]`;
 }
 
-/** `%q` of a string (JSON quoting matches Go's for printable text). */
-export function goQuote(value: string): string {
-  return JSON.stringify(value);
-}
+export { goQuote } from '../common/index.js';

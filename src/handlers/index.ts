@@ -1,19 +1,60 @@
-export { createExampleHandler, ExampleHandler, type ExampleHandlerOptions } from './example-handler.js';
-export { createHandlerTable, type HandlerTable, type HandlerTableOptions } from './handler-table.js';
-export type { PluginCallContext, PluginHandler, RegisterContext } from './types.js';
+export { type BuiltinHandlerSet, buildBuiltinHandlers } from './build-builtin-handlers.js';
 export {
-  type BuiltinHandler,
-  type BuiltinHandlerOptions,
-  builtinHandlerTypes,
+  BUILTIN_HANDLER_TYPES,
+  type BuiltinHandlerEntry,
+  type BuiltinHandlerOf,
+  type BuiltinHandlerType,
+  builtinHandlers,
+  isBuiltinHandlerType,
+} from './builtin-handlers.js';
+export {
+  CSI_DEFAULTS,
   CSIPlugin,
+  type CsiDriverView,
+  CsiHandler,
   createCsiHandler,
-  createDevicePluginHandler,
+  csiIdentityService,
+  csiNodeService,
+} from './csi/index.js';
+export {
+  type AllocationRequest,
+  type AllocationView,
+  createDevicePluginManager,
+  type DevicePluginBuiltinHandler,
+  type DevicePluginManager,
+  type ResourceView,
+} from './device-plugin/index.js';
+export {
+  type ClaimRef,
+  type ClaimResult,
+  type ClaimsResult,
   createDraHandler,
+  DRA_DEFAULTS,
+  DRAPlugin,
+  type DraDriverView,
+  DraHandler,
+  type DraInstanceView,
+  type DraService,
+  draApis,
+  draServicesSupported,
+} from './dra/index.js';
+export { createHandlerTable, type HandlerTable, type HandlerTableOptions } from './handler-table.js';
+export type {
+  BuiltinHandler,
+  BuiltinHandlerFactory,
+  HandlerServices,
+  InstanceRef,
+  PluginCallContext,
+  PluginHandler,
+  RegisterContext,
+} from './types.js';
+export {
+  type BuiltinHandlerOptions,
+  createDevicePluginHandler,
   createVersionedHandler,
   DevicePlugin,
   type DevicePluginHandlerOptions,
-  DRAPlugin,
   devicePluginApiVersion,
-  draServicesSupported,
+  devicePluginFactory,
   type VersionedHandlerOptions,
 } from './version-handlers.js';

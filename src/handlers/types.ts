@@ -1,3 +1,5 @@
+import type { Clock, Logger, PluginEvent } from '../common/index.js';
+
 /**
  * The PluginHandler contract (kubelet `cache.PluginHandler`), in TypeScript form.
  * A handler owns one plugin type. berth calls, per plugin name and strictly in
@@ -34,3 +36,54 @@ export interface PluginHandler {
   /** `endpoint` says which instance is going (several sockets may carry one name). */
   deRegisterPlugin(name: string, endpoint: string, context: PluginCallContext): void | Promise<void>;
 }
+
+/** Which registry instance a fact is about: the plugin and the registration socket it came through. */
+export interface InstanceRef {
+  type: string;
+  name: string;
+  /** The registration socket (the registry instance's allocId). */
+  socketPath: string;
+}
+
+/**
+ * What a built-in handler gets from whoever runs it (the daemon, or a library
+ * user): everything it may touch outside its own folder. Each is small on
+ * purpose so a test can pass a stand-in (a FakeClock, a recording sink).
+ */
+export interface HandlerServices {
+  /** Already named for the handler (`component: csi`, ...). */
+  readonly logger: Logger;
+  /** All timers of the handler run on this clock (tests inject a FakeClock). */
+  readonly clock: Clock;
+  /** berth's data directory; a handler keeps any files of its own in a subfolder it names. */
+  readonly dataDir: string;
+  /** Publishes onto berth's event union (the API's /v1/events, logs and metrics are views of it). */
+  emit(event: PluginEvent): void;
+  /**
+   * Records facts about one instance as string entries of its registry
+   * instance's `options` (persisted with it, visible on /v1/plugins). Keys are
+   * prefixed with the handler's short name (`csi.nodeId`). Facts recorded
+   * while the instance's registration is under way land with it; later ones
+   * update the instance (an `updated` event). They go when the instance goes.
+   */
+  recordFacts(instance: InstanceRef, facts: Readonly<Record<string, string>>): void;
+  /** This handler's section of the config file (`handlerOptions.<type>`); the handler validates it. */
+  readonly options: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * A handler for one of the kubelet's plugin types, built from services. Its
+ * owner calls `start` before plugins are registered and `stop` at shutdown
+ * (closing connections and timers; stop is idempotent).
+ */
+export interface BuiltinHandler extends PluginHandler {
+  readonly type: string;
+  start?(signal?: AbortSignal): Promise<void>;
+  stop?(): Promise<void>;
+}
+
+/** How a built-in handler is made; `delegate` receives validate (after the handler's own checks), register and deregister. */
+export type BuiltinHandlerFactory<H extends BuiltinHandler = BuiltinHandler> = (
+  services: HandlerServices,
+  delegate?: PluginHandler,
+) => H;

@@ -1,24 +1,25 @@
 /**
- * Built-in handlers for the plugin types the kubelet knows. Each accepts what
- * the kubelet accepts (with the kubelet's error text, so a plugin sees the
- * same Notify reason under berth), then hands register/deregister to an
- * optional delegate (the daemon passes its registry bridge).
+ * Handlers that only check what a plugin says in GetInfo (with the kubelet's
+ * error text where there is one, so a plugin sees the same Notify reason under
+ * berth), then hand register/deregister to an optional delegate (the daemon
+ * passes its registry bridge): the device plugin check and the versioned
+ * handler for configured types. CSI and DRA live in csi/ and dra/.
  */
 import { BerthError } from '../common/index.js';
-import { highestSupportedVersion } from './generic-version.js';
-import { goList, goQuote, goQuotedList } from './go-format.js';
+import { goList, goQuote } from './go-format.js';
 import { isExtendedResourceName } from './resource-name.js';
-import type { PluginCallContext, PluginHandler, RegisterContext } from './types.js';
+import type {
+  BuiltinHandler,
+  HandlerServices,
+  PluginCallContext,
+  PluginHandler,
+  RegisterContext,
+} from './types.js';
 
-export const CSIPlugin = 'CSIPlugin';
 export const DevicePlugin = 'DevicePlugin';
-export const DRAPlugin = 'DRAPlugin';
-export const builtinHandlerTypes = { CSIPlugin, DevicePlugin, DRAPlugin } as const;
 
 /** The device plugin API version the kubelet's device manager speaks. */
 export const devicePluginApiVersion = 'v1beta1';
-/** DRA gRPC services the kubelet can use, most preferred first. */
-export const draServicesSupported: readonly string[] = ['v1.DRAPlugin', 'v1beta1.DRAPlugin'];
 
 export interface BuiltinHandlerOptions {
   /** Receives validate (after this handler's own check), register and deregister. */
@@ -34,11 +35,6 @@ export interface VersionedHandlerOptions extends BuiltinHandlerOptions {
   type: string;
   /** A plugin is accepted when it lists at least one of these. */
   versions: string[];
-}
-
-/** A handler that knows the plugin type it serves. */
-export interface BuiltinHandler extends PluginHandler {
-  readonly type: string;
 }
 
 type Check = (name: string, endpoint: string, versions: string[]) => string | undefined;
@@ -64,25 +60,6 @@ function createCheckingHandler(
   };
 }
 
-/** CSI drivers (node-driver-registrar): some listed version must be a CSI 1.x version. */
-export function createCsiHandler(options: BuiltinHandlerOptions = {}): BuiltinHandler {
-  return createCheckingHandler(
-    CSIPlugin,
-    (name, endpoint, versions) => {
-      const prefix = `validation failed for CSI Driver ${name} at endpoint ${endpoint}: kubernetes.io/csi: ValidatePlugin for CSI driver ${goQuote(name)} failed.`;
-      if (versions.length === 0) return `${prefix} Plugin returned an empty list for supported versions`;
-      try {
-        highestSupportedVersion(versions);
-        return undefined;
-      } catch (err) {
-        const reason = err instanceof Error ? err.message : String(err);
-        return `${prefix} None of the versions specified ${goQuotedList(versions)} are supported. err=${reason}`;
-      }
-    },
-    options.delegate,
-  );
-}
-
 /** Device plugins: must list the device plugin API v1beta1 and (by default) carry an extended resource name. */
 export function createDevicePluginHandler(options: DevicePluginHandlerOptions = {}): BuiltinHandler {
   const requireResourceName = options.requireExtendedResourceName ?? true;
@@ -101,21 +78,9 @@ export function createDevicePluginHandler(options: DevicePluginHandlerOptions = 
   );
 }
 
-/** DRA drivers: "versions" are the gRPC services they serve; one must be a DRAPlugin service the kubelet uses. */
-export function createDraHandler(options: BuiltinHandlerOptions = {}): BuiltinHandler {
-  return createCheckingHandler(
-    DRAPlugin,
-    (name, endpoint, versions) => {
-      const prefix = `invalid supported gRPC versions of DRA driver plugin ${name} at endpoint ${endpoint}:`;
-      if (versions.length === 0)
-        return `${prefix} empty list of supported gRPC services (aka supported versions)`;
-      if (!versions.some((v) => draServicesSupported.includes(v))) {
-        return `${prefix} none of services supported by the plugin (${goQuotedList(versions)}) are supported by the kubelet (${goQuotedList(draServicesSupported)})`;
-      }
-      return undefined;
-    },
-    options.delegate,
-  );
+/** The builtinHandlers table's factory for DevicePlugin (validation only, for now). */
+export function devicePluginFactory(_services: HandlerServices, delegate?: PluginHandler): BuiltinHandler {
+  return createDevicePluginHandler(delegate === undefined ? {} : { delegate });
 }
 
 /** Any other plugin type: accepted when it lists at least one of `versions`. */

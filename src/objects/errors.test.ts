@@ -7,7 +7,6 @@ import {
   objectOfNotFound,
   unknownStrategyError,
 } from './errors.js';
-import { goQuote } from './object-key.js';
 
 test('error texts match the kubelet byte for byte', () => {
   assert.equal(notRegisteredError('ns1', 's1').message, 'object "ns1"/"s1" not registered');
@@ -25,13 +24,4 @@ test('a NotFound can carry the object the source returned', () => {
   assert.deepEqual(objectOfNotFound(notFoundError('secret', 'x', empty)), empty);
   assert.equal(objectOfNotFound(notFoundError('secret', 'x')), undefined);
   assert.equal(objectOfNotFound(new Error('x')), undefined);
-});
-
-test('goQuote quotes like Go %q', () => {
-  assert.equal(goQuote('plain'), '"plain"');
-  assert.equal(goQuote('a"b\\c'), '"a\\"b\\\\c"');
-  assert.equal(goQuote('tab\there\nnl'), '"tab\\there\\nnl"');
-  assert.equal(goQuote('\u0001\u007f'), '"\\x01\\x7f"');
-  assert.equal(goQuote('héllo ✓'), '"héllo ✓"');
-  assert.equal(goQuote(''), '""');
 });

@@ -2,8 +2,7 @@
  * The object manager's errors, with the kubelet's exact message texts (callers
  * and tests match on them). Each one is a BerthError with a stable code.
  */
-import { BerthError, isBerthError } from '../common/index.js';
-import { goQuote } from './object-key.js';
+import { BerthError, goQuote, isBerthError } from '../common/index.js';
 import type { KubeObject } from './source.js';
 
 /** `object "<ns>"/"<name>" not registered`: no registered pod references the object. */

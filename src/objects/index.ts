@@ -8,6 +8,7 @@
  * berth/objects/kubernetes): their clients take 0.5-1 s to load, which users
  * of the default directory source should not pay.
  */
+/** @internal The error constructors, except isNotFound / objectOfNotFound / isKubeObject, which users test with. */
 export {
   cacheSyncTimeoutError,
   groupResourceOf,
@@ -19,22 +20,7 @@ export {
   unexpectedObjectTypeError,
   unknownStrategyError,
 } from './errors.js';
-export {
-  CHANGE_DETECTION_STRATEGIES,
-  type ChangeDetectionStrategy,
-  type ConfigMapManager,
-  createConfigMapManager,
-  createObjectManagers,
-  createSecretManager,
-  createSimpleManager,
-  DEFAULT_CHANGE_DETECTION_STRATEGY,
-  type ObjectKindStats,
-  type ObjectManagers,
-  type ObjectManagersOptions,
-  type ObjectManagersStats,
-  type RegisteredPodRefs,
-  type SecretManager,
-} from './kinds.js';
+/** @internal The building blocks behind createObjectManagers (its tests and benchmarks use them directly). */
 export {
   type CacheBasedManager,
   type CacheBasedManagerOptions,
@@ -50,13 +36,38 @@ export {
   OBJECT_TTL_ANNOTATION,
   type TtlAnswer,
 } from './node-ttl.js';
-export { goQuote, type ObjectKey, objectKeyString, type PodKey, podKeyString } from './object-key.js';
+/** @internal */
+export { type ObjectKey, objectKeyString, type PodKey, podKeyString } from './object-key.js';
+export {
+  type ConfigMapManager,
+  createConfigMapManager,
+  createObjectManagers,
+  createSecretManager,
+  createSimpleManager,
+  type ObjectKindStats,
+  type ObjectManagers,
+  type ObjectManagersOptions,
+  type ObjectManagersStats,
+  type RegisteredPodRefs,
+  type SecretManager,
+} from './object-managers.js';
+export {
+  CHANGE_DETECTION_STRATEGIES,
+  type ChangeDetectionStrategy,
+  DEFAULT_CHANGE_DETECTION_STRATEGY,
+  DEFAULT_IMMUTABLE_RECHECK_MS,
+  DEFAULT_OBJECT_TTL_MS,
+  DEFAULT_REFLECTOR_BACKOFF,
+  DEFAULT_RESYNC_INTERVAL_MS,
+  DEFAULT_SYNC_TIMEOUT_MS,
+  MIN_IDLE_TIME_MS,
+  OBJECT_DEFAULTS,
+} from './objects-options.js';
 export type { Container, EnvFromSource, EnvVar, Pod, PodSpec, Volume, VolumeProjection } from './pod.js';
 export { validatePod } from './pod.js';
 export { getConfigMapNames, getSecretNames } from './references.js';
+/** @internal */
 export {
-  REFLECTOR_INITIAL_BACKOFF_MS,
-  REFLECTOR_MAX_BACKOFF_MS,
   type ReflectorOptions,
   type ReflectorSink,
   runReflector,
@@ -73,36 +84,31 @@ export type {
   WatchOptions,
 } from './source.js';
 export {
-  type CountingSource,
-  countingSource,
-  type GatedSource,
-  gatedSource,
-} from './sources/counting-source.js';
-export {
   createDirectorySource,
   type DirectorySource,
   type DirectorySourceOptions,
 } from './sources/directory-source.js';
 export { createMemorySource, type MemorySource, type MemorySourceOptions } from './sources/memory-source.js';
+/** For sources of your own: the lifecycle every ObjectSource follows. */
+export { type SourceLifecycleHooks, sourceLifecycle } from './sources/source-lifecycle.js';
+/** @internal */
 export type { Store } from './store.js';
+/** @internal */
 export {
   createTtlStore,
-  DEFAULT_OBJECT_TTL_MS,
   type GetObjectFn,
   type TtlStore,
   type TtlStoreOptions,
 } from './ttl-store.js';
+/** @internal */
 export {
   createWatchBasedManager,
-  DEFAULT_RESYNC_INTERVAL_MS,
   type WatchBasedManager,
   type WatchBasedManagerOptions,
 } from './watch-based-manager.js';
+/** @internal */
 export {
   createWatchStore,
-  DEFAULT_IMMUTABLE_RECHECK_MS,
-  DEFAULT_SYNC_TIMEOUT_MS,
-  MIN_IDLE_TIME_MS,
   type WatchItemState,
   WatchStore,
   type WatchStoreOptions,

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { isBerthError } from '../common/index.js';
-import { FakeClock } from '../testing/fake-clock.js';
+import { countedSecrets, FakeClock, podWithSecrets, type SecretsToAttach } from '../testing/index.js';
 import { createCacheBasedManager, type RegisterMode } from './manager.js';
 import type { Pod } from './pod.js';
 import { getConfigMapNames, getSecretNames } from './references.js';
 import type { Store } from './store.js';
-import { countedSecrets, podWithSecrets, type SecretsToAttach } from './test-fixtures.js';
 import { createTtlStore } from './ttl-store.js';
 
 const ALL_NAMES = ['s1', 's2', 's3', 's4', 's5', 's6', 's10', 's20', 's30', 's40', 's50', 's60', 's7', 's70'];

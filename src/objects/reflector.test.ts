@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { BerthError, silentLogger } from '../common/index.js';
-import { FakeClock } from '../testing/fake-clock.js';
-import { waitFor } from '../testing/wait-for.js';
-import { REFLECTOR_MAX_BACKOFF_MS, runReflector } from './reflector.js';
+import { countingSource, FakeClock, secret, waitFor } from '../testing/index.js';
+import { DEFAULT_REFLECTOR_BACKOFF } from './objects-options.js';
+import { runReflector } from './reflector.js';
 import type { KubeObject, ObjectSource, WatchEvent } from './source.js';
-import { countingSource } from './sources/counting-source.js';
 import { createMemorySource } from './sources/memory-source.js';
-import { secret } from './test-fixtures.js';
 
 function recordingSink() {
   const state: { object: KubeObject | undefined; replaced: number; updates: number } = {
@@ -150,7 +148,7 @@ describe('reflector', () => {
       await clock.advance(1);
       await waitFor(`list ${i + 2}`, () => lists === i + 2);
     }
-    assert.equal(REFLECTOR_MAX_BACKOFF_MS, 30_000);
+    assert.deepEqual(DEFAULT_REFLECTOR_BACKOFF, { initialMs: 800, maxMs: 30_000, factor: 2 });
     controller.abort();
     await done;
   });

@@ -6,17 +6,13 @@
  * list's resourceVersion, applying ADDED/MODIFIED/DELETED; BOOKMARK only moves
  * the version on. When the watch ends or fails (BERTH_RESOURCE_VERSION_TOO_OLD
  * included) or the list fails, it waits a backoff on the injected clock
- * (800 ms doubling to 30 s, like client-go) and lists again. A cycle that ran
+ * (DEFAULT_REFLECTOR_BACKOFF: 800 ms doubling to 30 s, like client-go) and lists again. A cycle that ran
  * longer than the reset period starts the backoff over. The run ends when the
  * signal aborts; nothing is applied after that.
  */
-import { type Clock, errorMessage, type Logger, sleep } from '../common/index.js';
+import { type BackoffSetting, type Clock, type Logger, nextBackoffMs, sleep } from '../common/index.js';
+import { DEFAULT_REFLECTOR_BACKOFF, REFLECTOR_BACKOFF_RESET_MS } from './objects-options.js';
 import type { KubeObject, ObjectResource, ObjectSource } from './source.js';
-
-export const REFLECTOR_INITIAL_BACKOFF_MS = 800;
-export const REFLECTOR_MAX_BACKOFF_MS = 30_000;
-/** A list+watch cycle that lasted this long counts as healthy: the next failure backs off from the start. */
-export const REFLECTOR_BACKOFF_RESET_MS = 120_000;
 
 /** Where a reflector puts what it sees. */
 export interface ReflectorSink {
@@ -34,16 +30,15 @@ export interface ReflectorOptions {
   sink: ReflectorSink;
   clock: Clock;
   logger: Logger;
-  initialBackoffMs?: number;
-  maxBackoffMs?: number;
+  /** Delay between failed list/watch cycles. Default DEFAULT_REFLECTOR_BACKOFF; false relists at once. */
+  backoff?: BackoffSetting;
 }
 
 /** Runs list/watch until `signal` aborts. Never rejects. */
 export async function runReflector(options: ReflectorOptions, signal: AbortSignal): Promise<void> {
   const { source, resource, namespace, name, sink, clock, logger } = options;
-  const initialBackoff = options.initialBackoffMs ?? REFLECTOR_INITIAL_BACKOFF_MS;
-  const maxBackoff = options.maxBackoffMs ?? REFLECTOR_MAX_BACKOFF_MS;
-  let backoff = initialBackoff;
+  const policy = options.backoff ?? DEFAULT_REFLECTOR_BACKOFF;
+  let backoff = nextBackoffMs(policy, 0);
   while (!signal.aborted) {
     const cycleStart = clock.now();
     try {
@@ -69,17 +64,14 @@ export async function runReflector(options: ReflectorOptions, signal: AbortSigna
       logger.debug({ namespace, name, resource, resourceVersion: version }, 'watch ended; re-listing');
     } catch (err) {
       if (signal.aborted) return;
-      logger.warn(
-        { namespace, name, resource, err: errorMessage(err) },
-        'list/watch failed; re-listing after backoff',
-      );
+      logger.warn({ namespace, name, resource, err }, 'list/watch failed; re-listing after backoff');
     }
-    if (clock.now() - cycleStart >= REFLECTOR_BACKOFF_RESET_MS) backoff = initialBackoff;
+    if (clock.now() - cycleStart >= REFLECTOR_BACKOFF_RESET_MS) backoff = nextBackoffMs(policy, 0);
     try {
       await sleep(clock, backoff, signal);
     } catch {
       return;
     }
-    backoff = Math.min(backoff * 2, maxBackoff);
+    backoff = nextBackoffMs(policy, backoff);
   }
 }

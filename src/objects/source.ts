@@ -3,6 +3,7 @@
  * directory, etcd and Kubernetes sources implement, and that the TTL store
  * (get) and the watch store (list + watch) consume.
  */
+import type { Lifecycle } from '../common/index.js';
 export type ObjectResource = 'secrets' | 'configmaps';
 
 export interface ObjectMeta {
@@ -53,11 +54,11 @@ export interface WatchOptions {
   signal: AbortSignal;
 }
 
-export interface ObjectSource {
+/** A source follows the lifecycle contract (common/lifecycle.ts); see sources/source-lifecycle.ts. */
+export interface ObjectSource extends Lifecycle {
   /** Throws BerthError BERTH_OBJECT_NOT_FOUND when absent, BERTH_SOURCE_FAILED on other failures. */
   get(resource: ObjectResource, namespace: string, name: string, options?: GetOptions): Promise<KubeObject>;
   list(resource: ObjectResource, namespace: string, options?: ListOptions): Promise<ObjectList>;
   /** Ends when the signal aborts; throws BERTH_RESOURCE_VERSION_TOO_OLD when the caller must re-list. */
   watch(resource: ObjectResource, namespace: string, options: WatchOptions): AsyncIterable<WatchEvent>;
-  close(): Promise<void>;
 }

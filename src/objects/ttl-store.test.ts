@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { BerthError, isBerthError } from '../common/index.js';
-import { FakeClock } from '../testing/fake-clock.js';
+import { countedSecrets, FakeClock, secret } from '../testing/index.js';
 import { notFoundError } from './errors.js';
 import { getObjectTtlFromNode, type TtlAnswer } from './node-ttl.js';
 import type { GetOptions, KubeObject } from './source.js';
-import { countedSecrets, secret } from './test-fixtures.js';
 import { createTtlStore, type GetObjectFn } from './ttl-store.js';
 
 const NOT_REGISTERED = /object ".*"\/".*" not registered$/;

@@ -18,10 +18,9 @@ import { isNotFound, notRegisteredError, objectOfNotFound } from './errors.js';
 import { Mutex } from './mutex.js';
 import type { GetTtl } from './node-ttl.js';
 import { objectKeyString } from './object-key.js';
+import { DEFAULT_OBJECT_TTL_MS } from './objects-options.js';
 import type { GetOptions, KubeObject } from './source.js';
 import type { Store } from './store.js';
-
-export const DEFAULT_OBJECT_TTL_MS = 60_000;
 
 export type GetObjectFn = (namespace: string, name: string, options: GetOptions) => Promise<KubeObject>;
 

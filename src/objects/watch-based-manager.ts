@@ -2,14 +2,12 @@
  * The Watch strategy in one piece (kubelet NewWatchBasedManager): a watch
  * store plus the pod-reference manager, with maxIdleTime = 5 × resyncInterval.
  */
-import type { Clock, Logger } from '../common/index.js';
+import type { BackoffSetting, Clock, Lifecycle, Logger } from '../common/index.js';
 import { type CacheBasedManager, createCacheBasedManager, type RegisterMode } from './manager.js';
+import { DEFAULT_RESYNC_INTERVAL_MS } from './objects-options.js';
 import type { Pod } from './pod.js';
 import type { KubeObject, ObjectResource, ObjectSource } from './source.js';
 import { createWatchStore, type WatchStore } from './watch-store.js';
-
-/** The kubelet's default --sync-frequency. */
-export const DEFAULT_RESYNC_INTERVAL_MS = 60_000;
 
 export interface WatchBasedManagerOptions {
   source: ObjectSource;
@@ -23,15 +21,14 @@ export interface WatchBasedManagerOptions {
   isImmutable?: (object: KubeObject) => boolean;
   syncTimeoutMs?: number;
   immutableRecheckMs?: number;
+  /** Delay between a reflector's failed list/watch cycles. Default DEFAULT_REFLECTOR_BACKOFF. */
+  reflectorBackoff?: BackoffSetting;
   mode?: RegisterMode;
 }
 
-export interface WatchBasedManager extends CacheBasedManager {
+/** The manager's lifecycle is its store's: start() adds idle recycling, stop() ends every watch. */
+export interface WatchBasedManager extends CacheBasedManager, Lifecycle {
   readonly store: WatchStore;
-  /** Starts idle-watch recycling. Idempotent. Aborting `signal` stops every watch. */
-  start(signal?: AbortSignal): void;
-  /** Stops every watch and waits for them to end. Idempotent. */
-  stop(): Promise<void>;
 }
 
 export function createWatchBasedManager(options: WatchBasedManagerOptions): WatchBasedManager {
@@ -46,6 +43,7 @@ export function createWatchBasedManager(options: WatchBasedManagerOptions): Watc
     ...(options.isImmutable === undefined ? {} : { isImmutable: options.isImmutable }),
     ...(options.syncTimeoutMs === undefined ? {} : { syncTimeoutMs: options.syncTimeoutMs }),
     ...(options.immutableRecheckMs === undefined ? {} : { immutableRecheckMs: options.immutableRecheckMs }),
+    ...(options.reflectorBackoff === undefined ? {} : { reflectorBackoff: options.reflectorBackoff }),
   });
   const manager = createCacheBasedManager({
     store,
@@ -55,7 +53,11 @@ export function createWatchBasedManager(options: WatchBasedManagerOptions): Watc
   return {
     ...manager,
     store,
+    get state() {
+      return store.state;
+    },
     start: (signal) => store.start(signal),
-    stop: () => store.close(),
+    stop: () => store.stop(),
+    [Symbol.asyncDispose]: () => store.stop(),
   };
 }

@@ -1,12 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { isBerthError } from '../common/index.js';
-import { FakeClock } from '../testing/fake-clock.js';
-import { waitFor } from '../testing/wait-for.js';
+import { countingSource, FakeClock, gatedSource, secret, waitFor } from '../testing/index.js';
 import type { KubeObject } from './source.js';
-import { countingSource, gatedSource } from './sources/counting-source.js';
 import { createMemorySource } from './sources/memory-source.js';
-import { secret } from './test-fixtures.js';
 import { createWatchStore, type WatchStore, type WatchStoreOptions } from './watch-store.js';
 
 const SYNC_TIMEOUT = 'failed to sync secret cache: timed out waiting for the condition';
@@ -59,7 +56,7 @@ const dataOf = (value: KubeObject | string) => (typeof value === 'string' ? valu
 describe('watch store (upstream watch_based_manager_test)', () => {
   test('#1 basic: NotFound, then added, deleted, and unregistered', async (t) => {
     const { memory, store } = setup();
-    t.after(() => store.close());
+    t.after(() => store.stop());
     store.addReference('ns', 'name', 'pod');
     await assert.rejects(soon(store.get('ns', 'name')), (err: unknown) => {
       assert.ok(isBerthError(err, 'BERTH_OBJECT_NOT_FOUND'));
@@ -82,7 +79,7 @@ describe('watch store (upstream watch_based_manager_test)', () => {
 
   test('#2 multiple registrations share one list and one watch', async (t) => {
     const { source, store } = setup();
-    t.after(() => store.close());
+    t.after(() => store.stop());
     store.addReference('ns', 'name', 'pod');
     await waitFor('list and watch', () => source.actions().length === 2);
     assert.deepEqual(source.actions(), ['list secrets', 'watch secrets']);
@@ -129,7 +126,7 @@ describe('watch store (upstream watch_based_manager_test)', () => {
   for (const c of cases) {
     test(`#3 immutable stops the reflector: ${c.label}`, async (t) => {
       const { memory, store } = setup();
-      t.after(() => store.close());
+      t.after(() => store.stop());
       if (c.initial) memory.put('secrets', c.initial);
       store.addReference('ns', 'name', 'pod');
       const first = await getOrCode(store, 'ns', 'name');
@@ -146,7 +143,7 @@ describe('watch store (upstream watch_based_manager_test)', () => {
 
   test('#3 immutable stops the reflector: initially immutable', async (t) => {
     const { memory, store } = setup();
-    t.after(() => store.close());
+    t.after(() => store.stop());
     memory.put('secrets', secret('ns', 'name', { data: { v: '1' }, immutable: true }));
     store.addReference('ns', 'name', 'pod');
     assert.deepEqual(dataOf(await getOrCode(store, 'ns', 'name')), { v: '1' });
@@ -157,7 +154,7 @@ describe('watch store (upstream watch_based_manager_test)', () => {
 
   test('#4 max idle time: recycled when idle, restarted on access, kept while read', async (t) => {
     const { memory, source, clock, store } = setup();
-    t.after(() => store.close());
+    t.after(() => store.stop());
     memory.put('secrets', secret('ns', 'name', { data: { v: '1' } }));
     store.addReference('ns', 'name', 'pod');
     assert.deepEqual(dataOf(await getOrCode(store, 'ns', 'name')), { v: '1' });
@@ -183,7 +180,7 @@ describe('watch store (upstream watch_based_manager_test)', () => {
 
   test('#5 a slow initial list is never recycled', async (t) => {
     const { memory, gate, clock, store } = setup({ gated: true });
-    t.after(() => store.close());
+    t.after(() => store.stop());
     memory.put('secrets', secret('ns', 'name', { data: { v: '1' } }));
     store.addReference('ns', 'name', 'pod');
     await waitFor('list held at the gate', () => gate.heldLists === 1);
@@ -213,7 +210,7 @@ describe('watch store (upstream watch_based_manager_test)', () => {
 
   test('#6 references are counted per pod uid and never go negative', async (t) => {
     const { store } = setup();
-    t.after(() => store.close());
+    t.after(() => store.stop());
     const count = () => store.itemState('ns1', 'secret1')?.refsByPod.pod1 ?? 0;
     const add = (pod: string, ns = 'ns1', name = 'secret1') => store.addReference(ns, name, pod);
     const del = (pod: string, ns = 'ns1', name = 'secret1') => store.deleteReference(ns, name, pod);
@@ -250,7 +247,7 @@ describe('watch store (upstream watch_based_manager_test)', () => {
 describe('watch store lifecycle', () => {
   test('a get waits for the first list at most syncTimeoutMs on the clock', async (t) => {
     const { memory, gate, clock, store } = setup({ gated: true, syncTimeoutMs: 5_000 });
-    t.after(() => store.close());
+    t.after(() => store.stop());
     memory.put('secrets', secret('ns', 'name', { data: { v: '1' } }));
     store.addReference('ns', 'name', 'pod');
     const timingOut = settled(store.get('ns', 'name'));
@@ -264,7 +261,7 @@ describe('watch store lifecycle', () => {
 
   test('maxIdleTime is raised to one minute', async (t) => {
     const { memory, clock, store } = setup({ maxIdleTimeMs: 1_000 });
-    t.after(() => store.close());
+    t.after(() => store.stop());
     assert.equal(store.maxIdleTimeMs, 60_000);
     memory.put('secrets', secret('ns', 'name'));
     store.addReference('ns', 'name', 'pod');
@@ -276,7 +273,7 @@ describe('watch store lifecycle', () => {
 
   test('start() recycles every minute; a registered but never read item goes at the first tick after syncing', async (t) => {
     const { memory, clock, store } = setup();
-    t.after(() => store.close());
+    t.after(() => store.stop());
     memory.put('secrets', secret('ns', 'name'));
     store.start();
     store.start();
@@ -287,7 +284,7 @@ describe('watch store lifecycle', () => {
     assert.equal(store.itemState('ns', 'name')?.running, false);
   });
 
-  test('shutdown stops every watch; later gets fail to sync except frozen immutable objects', async () => {
+  test('stop stops every watch; later gets fail to sync except frozen immutable objects', async () => {
     const { memory, source, clock, store } = setup();
     memory.put('secrets', secret('ns', 'mutable', { data: { v: '1' } }));
     memory.put('secrets', secret('ns', 'frozen', { data: { v: '1' }, immutable: true }));
@@ -295,8 +292,9 @@ describe('watch store lifecycle', () => {
     store.addReference('ns', 'frozen', 'pod');
     assert.equal(typeof (await getOrCode(store, 'ns', 'mutable')), 'object');
     assert.equal(typeof (await getOrCode(store, 'ns', 'frozen')), 'object');
-    await store.close();
-    store.shutdown(); // idempotent
+    await store.stop();
+    await store.stop(); // memoised
+    assert.equal(store.state, 'stopped');
     assert.equal(store.watchesOpen(), 0);
     source.reset();
 
@@ -355,7 +353,7 @@ describe('immutable objects deleted and recreated (kubernetes#131589)', () => {
       assert.deepEqual(actions.slice(0, 2), ['get secrets', 'list secrets']);
       assert.equal(store.itemState('ns', 'cert')?.immutable, true); // frozen again, on the new copy
     } finally {
-      await store.close();
+      await store.stop();
     }
   });
 
@@ -365,13 +363,13 @@ describe('immutable objects deleted and recreated (kubernetes#131589)', () => {
       assert.deepEqual(after, { v: '1' });
       assert.deepEqual(actions, []);
     } finally {
-      await store.close();
+      await store.stop();
     }
   });
 
   test('a deleted immutable object becomes NotFound; an unchanged one stays frozen with one GET per interval', async (t) => {
     const { memory, source, clock, store } = setup({ immutableRecheckMs: 60_000 });
-    t.after(() => store.close());
+    t.after(() => store.stop());
     memory.put('secrets', secret('ns', 'kept', { data: { v: '1' }, immutable: true }));
     memory.put('secrets', secret('ns', 'gone', { data: { v: '1' }, immutable: true }));
     store.addReference('ns', 'kept', 'pod');
@@ -402,7 +400,7 @@ describe('immutable objects deleted and recreated (kubernetes#131589)', () => {
     };
     const clock = new FakeClock();
     const store = createWatchStore({ source, resource: 'secrets', clock, maxIdleTimeMs: 60_000 });
-    t.after(() => store.close());
+    t.after(() => store.stop());
     memory.put('secrets', secret('ns', 'cert', { data: { v: '1' }, immutable: true }));
     store.addReference('ns', 'cert', 'pod');
     await getOrCode(store, 'ns', 'cert');

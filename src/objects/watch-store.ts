@@ -13,8 +13,12 @@
  * - recycleIdle() stops a reflector only if it is running, has synced, and was
  *   not read for maxIdleTime (never one whose first list is still in flight,
  *   the 1.21 regression); it runs every 60 s after start(), first immediately.
- * - shutdown() stops everything; afterwards gets fail to sync, except frozen
- *   immutable items, which keep serving their copy.
+ * - stop() (upstream shutdown) stops everything; afterwards gets fail to sync,
+ *   except frozen immutable items, which keep serving their copy.
+ *
+ * Lifecycle (common/lifecycle.ts): reflectors run from the first reference,
+ * start() adds the idle recycling, stop() is memoised and resolves once every
+ * reflector run has exited.
  *
  * Deliberate divergences:
  * - References are counted per pod UID and a delete from a UID that holds no
@@ -26,7 +30,15 @@
  *   uid or resourceVersion changed, or the object is gone, the frozen copy is
  *   dropped and the object is listed and watched again.
  */
-import { type Clock, errorMessage, type Logger, silentLogger } from '../common/index.js';
+import {
+  type BackoffSetting,
+  type Clock,
+  type Lifecycle,
+  LifecycleController,
+  type LifecycleState,
+  type Logger,
+  silentLogger,
+} from '../common/index.js';
 import {
   cacheSyncTimeoutError,
   groupResourceOf,
@@ -37,15 +49,16 @@ import {
   unexpectedObjectTypeError,
 } from './errors.js';
 import { objectKeyString } from './object-key.js';
+import {
+  DEFAULT_IMMUTABLE_RECHECK_MS,
+  DEFAULT_REFLECTOR_BACKOFF,
+  DEFAULT_SYNC_TIMEOUT_MS,
+  MIN_IDLE_TIME_MS,
+  RECYCLE_INTERVAL_MS,
+} from './objects-options.js';
 import { runReflector } from './reflector.js';
 import type { KubeObject, ObjectResource, ObjectSource } from './source.js';
 import type { Store } from './store.js';
-
-/** maxIdleTime is never below this (upstream minIdleTime). */
-export const MIN_IDLE_TIME_MS = 60_000;
-export const RECYCLE_INTERVAL_MS = 60_000;
-export const DEFAULT_SYNC_TIMEOUT_MS = 1_000;
-export const DEFAULT_IMMUTABLE_RECHECK_MS = 60_000;
 
 export interface WatchStoreOptions {
   source: ObjectSource;
@@ -62,8 +75,8 @@ export interface WatchStoreOptions {
   /** How often a frozen immutable object is re-checked on access. Default 60 s; Infinity disables. */
   immutableRecheckMs?: number;
   logger?: Logger;
-  /** Reflector backoff (tests). Default 800 ms doubling to 30 s. */
-  reflectorBackoff?: { initialMs?: number; maxMs?: number };
+  /** Delay between a reflector's failed list/watch cycles. Default DEFAULT_REFLECTOR_BACKOFF (800 ms doubling to 30 s). */
+  reflectorBackoff?: BackoffSetting;
 }
 
 export interface WatchItemState {
@@ -113,7 +126,7 @@ class WatchItem {
   }
 }
 
-export class WatchStore implements Store {
+export class WatchStore implements Store, Lifecycle {
   readonly #source: ObjectSource;
   readonly #resource: ObjectResource;
   readonly #groupResource: string;
@@ -123,10 +136,12 @@ export class WatchStore implements Store {
   readonly #syncTimeoutMs: number;
   readonly #immutableRecheckMs: number;
   readonly #logger: Logger;
-  readonly #backoff: { initialMs?: number; maxMs?: number };
+  readonly #backoff: BackoffSetting;
   readonly #items = new Map<string, WatchItem>();
-  #shutDown = false;
-  #started = false;
+  readonly #lifecycle = new LifecycleController({
+    onStart: () => this.#startRecycling(),
+    onStop: () => this.#shutdown(),
+  });
   #recycleTimer: ReturnType<Clock['setTimeout']> | undefined;
 
   constructor(options: WatchStoreOptions) {
@@ -142,7 +157,16 @@ export class WatchStore implements Store {
       component: 'watch-store',
       resource: options.resource,
     });
-    this.#backoff = options.reflectorBackoff ?? {};
+    this.#backoff = options.reflectorBackoff ?? DEFAULT_REFLECTOR_BACKOFF;
+  }
+
+  get state(): LifecycleState {
+    return this.#lifecycle.state;
+  }
+
+  /** Stopping or stopped: no reflector starts any more. */
+  get #shutDown(): boolean {
+    return this.#lifecycle.state === 'stopping' || this.#lifecycle.state === 'stopped';
   }
 
   /** The effective max idle time (after the 1 min clamp). */
@@ -219,17 +243,27 @@ export class WatchStore implements Store {
   }
 
   /**
-   * Starts the periodic idle recycling (first pass now, then every 60 s). Idempotent.
-   * Aborting `signal` shuts the store down.
+   * Starts the periodic idle recycling (first pass now, then every 60 s).
+   * Idempotent; aborting `signal` stops the store.
    */
-  start(signal?: AbortSignal): void {
-    if (signal?.aborted) {
-      this.shutdown();
-      return;
-    }
-    signal?.addEventListener('abort', () => this.shutdown(), { once: true });
-    if (this.#started || this.#shutDown) return;
-    this.#started = true;
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#lifecycle.start(signal);
+  }
+
+  /**
+   * Stops every reflector and the recycling (upstream shutdown), at once;
+   * resolves when every reflector run has exited. Later gets fail to sync,
+   * except frozen immutable items. Memoised.
+   */
+  stop(): Promise<void> {
+    return this.#lifecycle.stop();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
+  }
+
+  #startRecycling(): void {
     const tick = () => {
       this.#recycleTimer = undefined;
       if (this.#shutDown) return;
@@ -239,28 +273,11 @@ export class WatchStore implements Store {
     tick();
   }
 
-  /** Stops every reflector and the recycling; later gets fail to sync except frozen immutable items. */
-  shutdown(): void {
-    if (this.#shutDown) return;
-    this.#shutDown = true;
+  async #shutdown(): Promise<void> {
     if (this.#recycleTimer !== undefined) this.#clock.clearTimeout(this.#recycleTimer);
     this.#recycleTimer = undefined;
     for (const item of this.#items.values()) this.#stop(item);
-  }
-
-  /** shutdown() and wait for every reflector run to exit. */
-  async close(): Promise<void> {
-    this.shutdown();
     await Promise.all([...this.#items.values()].map((item) => item.runs));
-  }
-
-  /** Same as close(). */
-  stop(): Promise<void> {
-    return this.close();
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.close();
   }
 
   itemState(namespace: string, name: string): WatchItemState | undefined {
@@ -314,8 +331,7 @@ export class WatchStore implements Store {
       sink,
       clock: this.#clock,
       logger: this.#logger,
-      ...(this.#backoff.initialMs === undefined ? {} : { initialBackoffMs: this.#backoff.initialMs }),
-      ...(this.#backoff.maxMs === undefined ? {} : { maxBackoffMs: this.#backoff.maxMs }),
+      backoff: this.#backoff,
     };
     // Two runs never overlap: the new one starts once the previous has exited.
     item.runs = item.runs.then(() => (signal.aborted ? undefined : runReflector(options, signal)));
@@ -397,7 +413,7 @@ export class WatchStore implements Store {
       item.object = undefined;
     } catch (err) {
       item.lastRecheck = this.#clock.now();
-      this.#logger.warn({ namespace, name, err: errorMessage(err) }, 'could not re-check immutable object');
+      this.#logger.warn({ namespace, name, err }, 'could not re-check immutable object');
     }
   }
 }

@@ -3,8 +3,7 @@ import { describe, it, type TestContext } from 'node:test';
 import type { PluginInfo } from '../cache/types.js';
 import { type BerthError, silentLogger } from '../common/index.js';
 import { createExamplePlugin, dialRegistration } from '../registration/index.js';
-import { FakeClock } from '../testing/fake-clock.js';
-import { createTempDir } from '../testing/temp-dir.js';
+import { createTempDir, FakeClock } from '../testing/index.js';
 import { createLivenessProber } from './liveness.js';
 
 async function setup(t: TestContext, options: { busy?: boolean } = {}) {

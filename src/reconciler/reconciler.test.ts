@@ -5,10 +5,7 @@ import { silentLogger } from '../common/index.js';
 import { createOperationExecutor } from '../executor/index.js';
 import type { PluginHandler } from '../handlers/types.js';
 import { createExamplePlugin, dialRegistration, type ExamplePlugin } from '../registration/index.js';
-import { FakeClock, settle } from '../testing/fake-clock.js';
-import { RecordingHandler } from '../testing/recording-handler.js';
-import { createTempDir } from '../testing/temp-dir.js';
-import { waitFor } from '../testing/wait-for.js';
+import { createTempDir, FakeClock, RecordingHandler, settle, waitFor } from '../testing/index.js';
 import { createReconciler, type ReconcilerHandlers } from './reconciler.js';
 
 /** The narrow handler-table surface the reconciler uses. */

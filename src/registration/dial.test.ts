@@ -4,11 +4,9 @@ import { existsSync, lstatSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { test } from 'node:test';
 import { isBerthError } from '../common/index.js';
-import { createStaleSocket } from '../testing/stale-socket.js';
-import { createTempDir } from '../testing/temp-dir.js';
+import { connectedServer, createStaleSocket, createTempDir } from '../testing/index.js';
 import { dialRegistration } from './dial.js';
 import { createRegistrationServer } from './registration-server.js';
-import { connectedServer } from './test-support.js';
 
 const info = {
   type: 'DevicePlugin',

@@ -11,7 +11,7 @@ import { connect } from 'node:net';
 import { resolve as resolvePath } from 'node:path';
 import { create } from '@bufbuild/protobuf';
 import { Client, connectivityState, credentials, type ServiceError } from '@grpc/grpc-js';
-import { abortedError, BerthError, errorMessage } from '../common/index.js';
+import { abortedError, BerthError } from '../common/index.js';
 import { InfoRequestSchema, RegistrationStatusSchema } from './gen/pluginregistration/api_pb.js';
 import type {
   CallOptions,
@@ -98,9 +98,8 @@ function wrapCallError(
   what: string,
   err: unknown,
 ): BerthError {
-  if (err instanceof BerthError) return err;
-  return new BerthError(code, `${what} failed: ${errorMessage(err)}`, {
-    cause: err,
+  return BerthError.from(err, code, {
+    message: `${what} failed`,
     details: isServiceError(err) ? { grpcCode: err.code } : {},
   });
 }

@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isBerthError } from '../common/index.js';
-import { createStaleSocket } from '../testing/stale-socket.js';
-import { createTempDir } from '../testing/temp-dir.js';
+import { createStaleSocket, createTempDir, newTestExamplePlugin } from '../testing/index.js';
 import { callExampleInfo } from './example-client.js';
-import { newTestExamplePlugin } from './example-plugin.js';
 
 test('callExampleInfo calls both versions on a serving plugin', async (t) => {
   const dir = createTempDir();

@@ -4,7 +4,7 @@
  */
 import { create } from '@bufbuild/protobuf';
 import { Client, credentials } from '@grpc/grpc-js';
-import { BerthError, errorMessage } from '../common/index.js';
+import { BerthError } from '../common/index.js';
 import { freshChannelOptions } from './dial.js';
 import { ExampleRequestSchema as ExampleRequestV1beta1Schema } from './gen/example/v1beta1/example_pb.js';
 import { ExampleRequestSchema as ExampleRequestV1beta2Schema } from './gen/example/v1beta2/example_pb.js';
@@ -45,8 +45,7 @@ export async function callExampleInfo(
       throw new BerthError('BERTH_INVALID_ARGUMENT', `unsupported service: '${String(version)}'`);
     }
   } catch (err) {
-    if (err instanceof BerthError) throw err;
-    throw new BerthError('BERTH_PLUGIN_CALL_FAILED', `${what} failed: ${errorMessage(err)}`, { cause: err });
+    throw BerthError.from(err, 'BERTH_PLUGIN_CALL_FAILED', `${what} failed`);
   } finally {
     client.close();
   }

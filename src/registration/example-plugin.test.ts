@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isBerthError } from '../common/index.js';
-import { createTempDir } from '../testing/temp-dir.js';
+import { createTempDir, newTestExamplePlugin } from '../testing/index.js';
 import { dialRegistration } from './dial.js';
 import { callExampleInfo } from './example-client.js';
-import { createExamplePlugin, newTestExamplePlugin } from './example-plugin.js';
+import { createExamplePlugin } from './example-plugin.js';
 
 test('newTestExamplePlugin reports its socket as the endpoint and serves both example APIs', async (t) => {
   const dir = createTempDir();

@@ -1,11 +1,6 @@
 export { dialRegistration } from './dial.js';
 export { callExampleInfo } from './example-client.js';
-export {
-  createExamplePlugin,
-  ExamplePlugin,
-  type ExamplePluginOptions,
-  newTestExamplePlugin,
-} from './example-plugin.js';
+export { createExamplePlugin, ExamplePlugin, type ExamplePluginOptions } from './example-plugin.js';
 export {
   createRegistrationServer,
   RegistrationServer,
@@ -19,4 +14,11 @@ export type {
   RegistrationInfo,
   RegistrationStatus,
 } from './types.js';
-export { type ExampleVersion, exampleVersions, methodPath } from './wire.js';
+export { callUnary } from './unary-call.js';
+export {
+  type ExampleVersion,
+  exampleVersions,
+  methodPath,
+  unary as unaryMethod,
+  unixTarget,
+} from './wire.js';

@@ -36,7 +36,7 @@ export function methodPath(method: DescMethod): string {
   return `/${method.parent.typeName}/${method.name}`;
 }
 
-function unary<I extends DescMessage, O extends DescMessage>(
+export function unary<I extends DescMessage, O extends DescMessage>(
   method: DescMethod,
   input: I,
   output: O,

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { isBerthError } from '../common/index.js';
 import type { PluginCallContext } from '../handlers/types.js';
 import { openSqliteStorage } from '../storage/index.js';
-import { createTempDir } from '../testing/temp-dir.js';
+import { createTempDir } from '../testing/index.js';
 import { createRegistry, createRegistryBridge } from './index.js';
 
 function context(socketPath: string, type = 'csi'): PluginCallContext {
@@ -116,5 +117,40 @@ describe('registry bridge', () => {
     } finally {
       dir.remove();
     }
+  });
+
+  it('records handler facts on the instance: with the registration, then as updates, never over its own keys', async () => {
+    const registry = createRegistry();
+    const bridge = createRegistryBridge({ registry });
+    const handler = bridge.handlerFor('csi');
+    const ref = { type: 'csi', name: 'p', socketPath: '/reg/p.sock' };
+    // Recorded while the registration is under way: it lands with the instance (no extra event).
+    bridge.recordFacts(ref, { 'csi.nodeId': 'n1' });
+    const events = registry.subscribe('csi');
+    const iterator = events[Symbol.asyncIterator]();
+    await handler.registerPlugin('p', '/run/p.sock', ['1.0.0'], context('/reg/p.sock'));
+    const registered = await iterator.next();
+    assert.equal(registered.value?.type, 'registered');
+    assert.equal(registry.listInstances('csi', 'p')[0]?.options['csi.nodeId'], 'n1');
+    // Later facts update the instance in place.
+    bridge.recordFacts(ref, { 'csi.nodeId': 'n2', 'csi.vendorVersion': '1.2' });
+    const updated = await iterator.next();
+    assert.equal(updated.value?.type, 'updated');
+    assert.deepEqual(registry.listInstances('csi', 'p')[0]?.options, {
+      endpoint: '/run/p.sock',
+      socketPath: '/reg/p.sock',
+      versions: '1.0.0',
+      'csi.nodeId': 'n2',
+      'csi.vendorVersion': '1.2',
+    });
+    assert.throws(
+      () => bridge.recordFacts(ref, { endpoint: '/elsewhere' }),
+      (err: unknown) => isBerthError(err, 'BERTH_INVALID_ARGUMENT'),
+    );
+    // After deregistration facts wait for the next registration again; stale ones do not linger.
+    await handler.deRegisterPlugin('p', '/run/p.sock', context('/reg/p.sock'));
+    await handler.registerPlugin('p', '/run/p.sock', ['1.0.0'], context('/reg/p.sock'));
+    assert.equal(registry.listInstances('csi', 'p')[0]?.options['csi.nodeId'], undefined);
+    registry.shutdown();
   });
 });

@@ -1,11 +1,12 @@
 import {
+  BerthError,
   errorMessage,
   isBerthError,
   type Logger,
   type PluginInstanceInfo,
   silentLogger,
 } from '../common/index.js';
-import type { PluginHandler } from '../handlers/types.js';
+import type { InstanceRef, PluginHandler } from '../handlers/types.js';
 import type { Registry } from './types.js';
 
 export interface RegistryBridgeOptions {
@@ -26,7 +27,17 @@ export interface RegistryBridge {
    * Call it after the plugin manager's first directory scan. Returns what it removed.
    */
   reconcileRestored(liveSocketPaths: ReadonlySet<string>): PluginInstanceInfo[];
+  /**
+   * Merges a handler's facts into an instance's options (HandlerServices.recordFacts).
+   * While the instance's registration is under way they are held and land with
+   * it; once this bridge has registered it, the instance is updated in place.
+   * The bridge's own keys (endpoint, socketPath, versions) cannot be set.
+   */
+  recordFacts(instance: InstanceRef, facts: Readonly<Record<string, string>>): void;
 }
+
+/** Option keys the bridge itself writes. */
+const BRIDGE_KEYS = new Set(['endpoint', 'socketPath', 'versions']);
 
 export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBridge {
   const { registry } = options;
@@ -43,12 +54,40 @@ export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBr
     }
   }
 
+  // Facts recorded before the instance's registration reached the bridge, by instance key.
+  const pendingFacts = new Map<string, Record<string, string>>();
+  // Instances this bridge registered (and has not deregistered) in this process.
+  const live = new Set<string>();
+
   return {
+    recordFacts(instance, facts) {
+      for (const [name, value] of Object.entries(facts)) {
+        if (BRIDGE_KEYS.has(name) || typeof value !== 'string') {
+          throw new BerthError(
+            'BERTH_INVALID_ARGUMENT',
+            `fact ${JSON.stringify(name)} of ${instance.type} ${instance.name}: facts are strings and may not replace ${[...BRIDGE_KEYS].join(', ')}`,
+          );
+        }
+      }
+      const id = key(instance.type, instance.name, instance.socketPath);
+      const present = live.has(id)
+        ? registry.listInstances(instance.type, instance.name).find((e) => e.allocId === instance.socketPath)
+        : undefined;
+      if (present === undefined) {
+        pendingFacts.set(id, { ...pendingFacts.get(id), ...facts });
+        return;
+      }
+      registry.registerPlugin({ ...present, options: { ...present.options, ...facts } });
+    },
+
     handlerFor(type: string): PluginHandler {
       return {
         validatePlugin() {},
         registerPlugin(name, endpoint, versions, context) {
-          unconfirmed.delete(key(type, name, context.socketPath));
+          const id = key(type, name, context.socketPath);
+          unconfirmed.delete(id);
+          const facts = pendingFacts.get(id);
+          pendingFacts.delete(id);
           registry.registerPlugin({
             type,
             name,
@@ -56,11 +95,15 @@ export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBr
             connectionInfo: { socketPath: endpoint },
             // The registration socket identifies the instance, as an alloc id does in Nomad.
             allocId: context.socketPath,
-            options: { endpoint, socketPath: context.socketPath, versions: versions.join(',') },
+            options: { ...facts, endpoint, socketPath: context.socketPath, versions: versions.join(',') },
           });
+          live.add(id);
         },
         deRegisterPlugin(name, _endpoint, context) {
-          unconfirmed.delete(key(type, name, context.socketPath));
+          const id = key(type, name, context.socketPath);
+          unconfirmed.delete(id);
+          pendingFacts.delete(id);
+          live.delete(id);
           try {
             registry.deregisterPlugin(type, name, context.socketPath);
           } catch (err) {

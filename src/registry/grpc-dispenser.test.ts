@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import { createTempDir } from '../testing/temp-dir.js';
-import { waitFor } from '../testing/wait-for.js';
+import { createTempDir, nodePlugin, waitFor } from '../testing/index.js';
 import { createGrpcDispenser, createRegistry, type Registry } from './index.js';
-import { nodePlugin } from './storage-kinds.test-support.js';
 
 /** A real gRPC server with no services on a unix socket: enough to become READY. */
 async function startServer(t: TestContext, socketPath: string): Promise<grpc.Server> {

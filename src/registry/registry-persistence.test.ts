@@ -3,11 +3,15 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { BerthError, type PluginEvent } from '../common/index.js';
 import { createMemoryStorage, openSqliteStorage, type StateStorage } from '../storage/index.js';
-import { FakeClock } from '../testing/fake-clock.js';
-import { createRecordingLogger, type LogRecord } from '../testing/recording-logger.js';
-import { createTempDir } from '../testing/temp-dir.js';
+import {
+  createRecordingLogger,
+  createTempDir,
+  FakeClock,
+  type LogRecord,
+  nodePlugin,
+  storageKinds,
+} from '../testing/index.js';
 import { createRegistry, type Registry } from './index.js';
-import { nodePlugin, storageKinds } from './storage-kinds.test-support.js';
 
 function snapshot(registry: Registry) {
   return registry.types().map((type) => ({

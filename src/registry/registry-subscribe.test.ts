@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PluginEvent, RegistryEvent } from '../common/index.js';
-import { nextWithin } from '../testing/wait-for.js';
+import { nextWithin, nodePlugin } from '../testing/index.js';
 import { createRegistry } from './index.js';
-import { nodePlugin } from './storage-kinds.test-support.js';
 
 function describeEvent(event: RegistryEvent): string {
   return event.type === 'lagged'

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ClockTimer } from '../common/index.js';
-import { FakeClock } from '../testing/fake-clock.js';
+import { FakeClock, nodePlugin } from '../testing/index.js';
 import { createRegistry } from './index.js';
-import { nodePlugin } from './storage-kinds.test-support.js';
 import { nextPollDelay } from './wait-backoff.js';
 
 /** A fake clock that remembers every delay it was asked for. */

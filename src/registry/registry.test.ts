@@ -1,11 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PluginEvent, PluginInstanceInfo, RegistryEvent } from '../common/index.js';
-import { FakeClock } from '../testing/fake-clock.js';
-import { createRecordingLogger, type LogRecord } from '../testing/recording-logger.js';
-import { nextWithin } from '../testing/wait-for.js';
+import {
+  createRecordingLogger,
+  FakeClock,
+  instrumented,
+  type LogRecord,
+  nextWithin,
+  nodePlugin,
+  storageKinds,
+} from '../testing/index.js';
 import { createRegistry, type PluginDispenser, type Registry } from './index.js';
-import { instrumented, nodePlugin, storageKinds } from './storage-kinds.test-support.js';
 
 const echo: PluginDispenser = (info) => info;
 

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { siblingModule, spawnModule, stopChild } from '../testing/spawn-module.js';
-import { createTempDir } from '../testing/temp-dir.js';
-import { waitFor } from '../testing/wait-for.js';
+import { createTempDir, siblingModule, spawnModule, stopChild, waitFor } from '../testing/index.js';
 import { openSqliteStorage } from './index.js';
 
 it('every registration acknowledged before kill -9 is on disk, in order', async (t) => {

@@ -3,9 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import type { PluginInstanceInfo } from '../common/index.js';
-import { FakeClock } from '../testing/fake-clock.js';
-import { createRecordingLogger, type LogRecord } from '../testing/recording-logger.js';
-import { createTempDir } from '../testing/temp-dir.js';
+import { createRecordingLogger, createTempDir, FakeClock, type LogRecord } from '../testing/index.js';
 import { openSqliteStorage, type RegistryState, type StorageCorruptionReport } from './index.js';
 
 function instance(n: number, name = 'my-plugin'): PluginInstanceInfo {

@@ -18,16 +18,17 @@ import {
   type sendUnaryData,
   status,
 } from '@grpc/grpc-js';
-import { devicePluginService, deviceRegistrationService } from '../handlers/device-plugin/index.js';
 import {
   AllocateResponseSchema,
   DevicePluginOptionsSchema,
+  devicePluginService,
+  deviceRegistrationService,
   type ListAndWatchResponse,
   ListAndWatchResponseSchema,
   PreferredAllocationResponseSchema,
   PreStartContainerResponseSchema,
   RegisterRequestSchema,
-} from '../handlers/device-plugin/wire.js';
+} from '../handlers/device-plugin/index.js';
 
 export interface StubDevice {
   id: string;

@@ -1,4 +1,4 @@
-import type { Clock, ClockTimer } from '../common/clock.js';
+import type { Clock, ClockTimer } from '../common/index.js';
 
 class FakeTimer implements ClockTimer {
   readonly __clockTimer = true as const;

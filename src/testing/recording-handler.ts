@@ -1,4 +1,4 @@
-import type { PluginCallContext, PluginHandler, RegisterContext } from '../handlers/types.js';
+import type { PluginCallContext, PluginHandler, RegisterContext } from '../handlers/index.js';
 
 /**
  * A PluginHandler for tests: records every call ("validate N", "register N",

@@ -3,11 +3,8 @@ import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { createDesiredStateOfWorld } from '../cache/index.js';
-import { FakeClock } from '../testing/fake-clock.js';
-import { createTempDir } from '../testing/temp-dir.js';
-import { waitFor } from '../testing/wait-for.js';
+import { createRecordingLogger, createTempDir, FakeClock, SocketPool, waitFor } from '../testing/index.js';
 import { createPluginWatcher, type PluginWatcherOptions } from './index.js';
-import { createRecordingLogger, SocketPool } from './test-support.js';
 
 /** The rescan timer runs on a FakeClock: time moves only when a test advances it. */
 function setup(t: TestContext, overrides: Partial<PluginWatcherOptions> = {}, deprecatedName?: string) {

@@ -13,10 +13,15 @@ import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { createDesiredStateOfWorld } from '../cache/index.js';
 import { BerthError } from '../common/index.js';
-import { createTempDir } from '../testing/temp-dir.js';
-import { waitFor } from '../testing/wait-for.js';
+import {
+  createRecordingLogger,
+  createTempDir,
+  type LogRecord,
+  mkfifo,
+  SocketPool,
+  waitFor,
+} from '../testing/index.js';
 import { createPluginWatcher, type PluginWatcherOptions } from './index.js';
-import { createRecordingLogger, type LogRecord, mkfifo, SocketPool } from './test-support.js';
 
 /**
  * These tests run with the periodic rescan disabled, so everything found after

@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { createTempDir } from '../testing/temp-dir.js';
-import { waitFor } from '../testing/wait-for.js';
+import { createTempDir, waitFor } from '../testing/index.js';
 import { TreeWatch } from './tree-watch.js';
 
 describe('TreeWatch (one watch per directory)', () => {

@@ -1,22 +1,11 @@
 import type { Command } from 'commander';
 import { BerthError } from '../../common/index.js';
+import type { EventView } from '../../daemon/contract.js';
 import { type ClientFlags, clientFor, withClientOptions } from './client-options.js';
+import type { FieldsOf, Lenient } from './lenient.js';
 
-interface EventData {
-  type?: string;
-  at?: string;
-  plugin?: { type: string; name: string; socketPath?: string } | null;
-  socketPath?: string;
-  error?: { code: string; message: string };
-  retryAt?: string | null;
-  attempts?: number;
-  dropped?: number;
-  resource?: string;
-  reason?: string;
-  healthy?: number;
-  unhealthy?: number;
-  changed?: string[];
-}
+/** Any event's fields, each of which may be missing (an event type this CLI does not know yet). */
+type EventData = Lenient<FieldsOf<EventView>>;
 
 /** One line per event for people. */
 export function formatEventLine(event: string, data: EventData): string {
@@ -27,7 +16,7 @@ export function formatEventLine(event: string, data: EventData): string {
     case 'registered':
     case 'updated':
     case 'deregistered':
-      return `${head}  ${plugin}  ${data.plugin?.socketPath ?? ''}`.trimEnd();
+      return `${head}  ${plugin}  ${data.plugin && 'socketPath' in data.plugin ? (data.plugin.socketPath ?? '') : ''}`.trimEnd();
     case 'failed': {
       const retry = data.retryAt ? `, retry at ${data.retryAt}` : '';
       const who = plugin ? `${plugin} ` : '';
@@ -42,6 +31,8 @@ export function formatEventLine(event: string, data: EventData): string {
       return `${head}  ${data.error?.message ?? ''}`;
     case 'devices-changed':
       return `${head}  ${data.resource ?? ''}  ${data.reason ?? ''}: ${data.healthy ?? 0} healthy, ${data.unhealthy ?? 0} unhealthy  ${(data.changed ?? []).join(',')}`.trimEnd();
+    case 'driver-unusable':
+      return `${head}  ${plugin}  no instance connected since ${data.since ?? '?'}`;
     default:
       return `${head}  ${JSON.stringify(data)}`;
   }

@@ -39,7 +39,7 @@ export function exampleSocketPath(flags: Pick<ExampleFlags, 'name' | 'pluginsDir
   return socketPath;
 }
 
-export function exampleVersions(text: string): string[] {
+export function parseExampleVersions(text: string): string[] {
   const versions = text
     .split(',')
     .map((v) => v.trim())
@@ -64,7 +64,7 @@ export function examplePluginCommand(program: Command): void {
     .option('--json', 'print one JSON object per line instead of text', false)
     .action(async (flags: ExampleFlags) => {
       const socketPath = exampleSocketPath(flags);
-      const versions = exampleVersions(flags.versions);
+      const versions = parseExampleVersions(flags.versions);
       const say = (event: string, fields: Record<string, unknown>, text: string) => {
         console.log(flags.json ? JSON.stringify({ event, ...fields }) : `example-plugin: ${text}`);
       };

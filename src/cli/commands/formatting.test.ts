@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { isBerthError } from '../../common/index.js';
-import { createTempDir } from '../../testing/temp-dir.js';
+import { createTempDir } from '../../testing/index.js';
 import { formatEventLine } from './events.js';
-import { exampleSocketPath, exampleVersions } from './example-plugin.js';
+import { exampleSocketPath, parseExampleVersions } from './example-plugin.js';
 import { formatPlugins, type PluginRow } from './plugins.js';
 import { formatPods, parseNamespacedName, readPodFile } from './pods.js';
 import { formatSockets, type SocketRow } from './sockets.js';
@@ -135,7 +135,7 @@ describe('CLI argument checks', () => {
       () => exampleSocketPath({ name: 'x'.repeat(120), pluginsDir: '/p' }),
       /longer than 107 bytes/,
     );
-    assert.deepEqual(exampleVersions(' v1 , v2,,'), ['v1', 'v2']);
-    assert.throws(() => exampleVersions(' , '), /at least one version/);
+    assert.deepEqual(parseExampleVersions(' v1 , v2,,'), ['v1', 'v2']);
+    assert.throws(() => parseExampleVersions(' , '), /at least one version/);
   });
 });

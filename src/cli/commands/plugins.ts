@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import type { PluginView } from '../../daemon/contract.js';
+import type { PluginListResponse, PluginSummaryView } from '../../daemon/contract.js';
 import { formatTable, relativeTime } from '../format-table.js';
 import { type ClientFlags, clientFor, printJson, withClientOptions } from './client-options.js';
 
-export type PluginRow = PluginView & { instances: number };
+export type PluginRow = PluginSummaryView;
 
 export function formatPlugins(plugins: readonly PluginRow[], now: number): string {
   if (plugins.length === 0) return 'no plugins registered';
@@ -28,7 +28,7 @@ export function pluginsCommand(program: Command): void {
       .option('--type <type>', 'only plugins of this type'),
   ).action(async (flags: ClientFlags & { type?: string }) => {
     const query = flags.type === undefined ? '' : `?type=${encodeURIComponent(flags.type)}`;
-    const body = await clientFor(flags).request<{ plugins: PluginRow[] }>('GET', `/v1/plugins${query}`);
+    const body = await clientFor(flags).request<PluginListResponse>('GET', `/v1/plugins${query}`);
     if (flags.json) printJson(body);
     else console.log(formatPlugins(body.plugins, Date.now()));
   });

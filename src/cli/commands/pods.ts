@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { errorMessage } from '../../common/index.js';
-import type { PodSummary } from '../../daemon/contract.js';
+import type { PodListResponse, PodResponse, PodSummary } from '../../daemon/contract.js';
 import { usageError } from '../cli-error.js';
 import { formatTable } from '../format-table.js';
 import { type ClientFlags, clientFor, printJson, withClientOptions } from './client-options.js';
@@ -73,7 +73,7 @@ export function podsCommand(program: Command): void {
       .requiredOption('-f, --file <file>', 'the Pod manifest, YAML or JSON ("-" reads stdin)'),
   ).action(async (flags: ClientFlags & { file: string }) => {
     const { namespace, name, pod } = readPodFile(flags.file);
-    const body = await clientFor(flags).request<{ pod: PodSummary }>('PUT', path(namespace, name), pod);
+    const body = await clientFor(flags).request<PodResponse>('PUT', path(namespace, name), pod);
     if (flags.json) printJson(body);
     else console.log(`registered ${describe(body.pod)}`);
   });
@@ -85,14 +85,14 @@ export function podsCommand(program: Command): void {
       .argument('<namespace/name>'),
   ).action(async (target: string, flags: ClientFlags) => {
     const [namespace, name] = parseNamespacedName(target, 'the pod');
-    const body = await clientFor(flags).request<{ pod: PodSummary }>('DELETE', path(namespace, name));
+    const body = await clientFor(flags).request<PodResponse>('DELETE', path(namespace, name));
     if (flags.json) printJson(body);
     else console.log(`unregistered ${describe(body.pod)}`);
   });
 
   withClientOptions(pods.command('list').description('list registered pods and what they reference')).action(
     async (flags: ClientFlags) => {
-      const body = await clientFor(flags).request<{ pods: PodSummary[] }>('GET', '/v1/pods');
+      const body = await clientFor(flags).request<PodListResponse>('GET', '/v1/pods');
       if (flags.json) printJson(body);
       else console.log(formatPods(body.pods));
     },

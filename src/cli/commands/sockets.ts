@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import type { socketView } from '../../daemon/contract.js';
+import type { SocketListResponse, SocketView } from '../../daemon/contract.js';
 import { formatTable, relativeTime } from '../format-table.js';
 import { type ClientFlags, clientFor, printJson, withClientOptions } from './client-options.js';
 
-export type SocketRow = ReturnType<typeof socketView>;
+export type SocketRow = SocketView;
 
 export function formatSockets(sockets: readonly SocketRow[], now: number): string {
   if (sockets.length === 0) return 'no plugin sockets found';
@@ -26,7 +26,7 @@ export function socketsCommand(program: Command): void {
       .command('sockets')
       .description('list every plugin socket with its state, last error and next retry'),
   ).action(async (flags: ClientFlags) => {
-    const body = await clientFor(flags).request<{ sockets: SocketRow[] }>('GET', '/v1/sockets');
+    const body = await clientFor(flags).request<SocketListResponse>('GET', '/v1/sockets');
     if (flags.json) printJson(body);
     else console.log(formatSockets(body.sockets, Date.now()));
   });

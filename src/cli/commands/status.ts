@@ -1,25 +1,10 @@
 import type { Command } from 'commander';
+import type { StatusView } from '../../daemon/contract.js';
 import { type ClientFlags, clientFor, printJson, withClientOptions } from './client-options.js';
+import type { Lenient } from './lenient.js';
 
-interface StatusDoc {
-  version?: string;
-  state?: string;
-  pid?: number;
-  uptimeSeconds?: number;
-  dataDir?: string;
-  pluginsDir?: string;
-  api?: { socket?: string; tcp?: string | null };
-  counts?: {
-    plugins?: number;
-    instances?: number;
-    sockets?: Record<string, number>;
-    pods?: number;
-    watchesOpen?: number;
-    eventClients?: number;
-  };
-  objects?: { source?: string; strategy?: string };
-  storage?: { path?: string; corruption?: { movedTo?: string; error?: { message?: string } } | null };
-}
+/** The daemon's status document; every field may be missing (an older or newer daemon). */
+type StatusDoc = Lenient<StatusView>;
 
 export function formatStatus(status: StatusDoc): string {
   const counts = status.counts ?? {};

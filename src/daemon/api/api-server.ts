@@ -3,7 +3,9 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Clock, Logger } from '../../common/index.js';
 import type { ApiBackend } from './api-types.js';
 import { errorBody, httpStatusFor, toApiError } from './http-errors.js';
+import { csiRoutes } from './routes/csi.js';
 import { deviceRoutes } from './routes/devices.js';
+import { draRoutes } from './routes/dra.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { objectRoutes } from './routes/objects.js';
@@ -74,6 +76,8 @@ export async function createApiApp(backend: ApiBackend, options: ApiAppOptions):
   });
   podRoutes(app, backend.pods);
   objectRoutes(app, backend.objects);
+  csiRoutes(app, backend.csi);
+  draRoutes(app, backend.dra);
   if (backend.devices) deviceRoutes(app, backend.devices);
   healthRoutes(app, {
     isReady: () => backend.isReady(),

@@ -1,7 +1,17 @@
-import type { PluginInstanceInfo, PluginRef } from '../../common/index.js';
-import type { AllocationRequest, AllocationView, ResourceView } from '../../handlers/device-plugin/types.js';
-import type { KubeObject, ObjectResource } from '../../objects/source.js';
+import type { PluginInstanceInfo } from '../../common/index.js';
+import type {
+  AllocationRequest,
+  AllocationView,
+  ClaimRef,
+  ClaimsResult,
+  CsiDriverView,
+  DraDriverView,
+  ResourceView,
+} from '../../handlers/index.js';
+import type { KubeObject, ObjectResource } from '../../objects/index.js';
+import type { SocketStatus } from '../../plugin-manager/index.js';
 import type { EventBus } from '../event-bus.js';
+import type { PodSummary, StatusView } from './wire-types.js';
 
 /**
  * The narrow views of the daemon's components that the HTTP API reads. The
@@ -9,18 +19,8 @@ import type { EventBus } from '../event-bus.js';
  * tested with small stand-ins.
  */
 
-/** One socket as the plugin manager sees it (plugin-manager `SocketStatus`). */
-export interface SocketStatus {
-  socketPath: string;
-  state: 'pending' | 'registered' | 'failed' | 'backoff';
-  plugin?: PluginRef;
-  endpoint?: string;
-  versions?: string[];
-  lastError?: { code: string; message: string };
-  retryAt?: number;
-  attempts: number;
-  registeredAt?: number;
-}
+/** One socket as the plugin manager sees it. */
+export type { SocketStatus };
 
 /** The registry's read side. */
 export interface PluginCatalog {
@@ -31,8 +31,8 @@ export interface PluginCatalog {
   listInstances(type: string, name: string): PluginInstanceInfo[];
 }
 
-/** A workload that references secrets and configmaps (a Kubernetes Pod, as JSON). */
-export interface Pod {
+/** A workload that references secrets and configmaps (a Kubernetes Pod, as JSON; the object manager's typed view is objects' `Pod`). */
+export interface PodDocument {
   apiVersion?: string;
   kind?: string;
   metadata: { name: string; namespace: string; uid: string; [key: string]: unknown };
@@ -40,17 +40,11 @@ export interface Pod {
   [key: string]: unknown;
 }
 
-export interface PodSummary {
-  namespace: string;
-  name: string;
-  uid: string;
-  secrets: string[];
-  configMaps: string[];
-}
+export type { PodSummary };
 
 export interface PodRegistry {
   /** Registers (or updates) the pod with both object managers. */
-  apply(pod: Pod): PodSummary;
+  apply(pod: PodDocument): PodSummary;
   /** Unregisters the stored pod; undefined when no pod has that namespace and name. */
   delete(namespace: string, name: string): PodSummary | undefined;
   list(): PodSummary[];
@@ -83,7 +77,23 @@ export interface ApiBackend {
   /** Device plugin inventory and allocations; the /v1/devices routes exist only with it. */
   devices?: DeviceInventory;
   /** The /v1/status document. */
-  status(): Record<string, unknown>;
+  status(): StatusView;
   /** True once state is restored and the first scan is done, until shutdown begins. */
   isReady(): boolean;
+  /** The CSI handler's drivers (GET /v1/csi/drivers); absent: the route answers 404. */
+  csi?: CsiDriverCatalog;
+  /** The DRA handler's drivers and claim calls (/v1/dra/drivers...). */
+  dra?: DraDriverService;
+}
+
+/** The CSI handler's read side. */
+export interface CsiDriverCatalog {
+  drivers(): CsiDriverView[];
+}
+
+/** The DRA handler's side the API uses. */
+export interface DraDriverService {
+  drivers(): DraDriverView[];
+  prepare(driver: string, claims: ClaimRef[], signal?: AbortSignal): Promise<ClaimsResult>;
+  unprepare(driver: string, claims: ClaimRef[], signal?: AbortSignal): Promise<ClaimsResult>;
 }

@@ -1,4 +1,5 @@
 import { BerthError, type BerthErrorCode, errorMessage, isBerthError } from '../../common/index.js';
+import type { ErrorBody } from './wire-types.js';
 
 /** The HTTP status for each error code the API can return; anything else is a 500. */
 const STATUS_BY_CODE: Partial<Record<BerthErrorCode, number>> = {
@@ -13,8 +14,8 @@ const STATUS_BY_CODE: Partial<Record<BerthErrorCode, number>> = {
   BERTH_ALLOCATION_NOT_FOUND: 404,
   BERTH_DEVICES_UNAVAILABLE: 409,
   BERTH_ALLOCATION_EXISTS: 409,
-  BERTH_PLUGIN_CALL_FAILED: 502,
   BERTH_UNEXPECTED_OBJECT_TYPE: 502,
+  BERTH_PLUGIN_CALL_FAILED: 502,
   BERTH_SOURCE_FAILED: 502,
   BERTH_CACHE_SYNC_TIMEOUT: 503,
   BERTH_NOT_READY: 503,
@@ -25,9 +26,7 @@ export function httpStatusFor(code: BerthErrorCode): number {
   return STATUS_BY_CODE[code] ?? 500;
 }
 
-export interface ErrorBody {
-  error: { code: BerthErrorCode; message: string };
-}
+export type { ErrorBody };
 
 export function errorBody(code: BerthErrorCode, message: string): ErrorBody {
   return { error: { code, message } };
@@ -76,5 +75,5 @@ export function toApiError(err: unknown, limitBytes: number): BerthError {
   if (status >= 400 && status < 500) {
     return new BerthError('BERTH_BAD_REQUEST', errorMessage(err), { cause: err });
   }
-  return new BerthError('BERTH_INTERNAL', errorMessage(err), { cause: err });
+  return BerthError.from(err, 'BERTH_INTERNAL');
 }

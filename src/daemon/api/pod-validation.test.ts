@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isBerthError } from '../../common/index.js';
-import { validatePod } from './pod-validation.js';
+import { validatePodDocument } from './pod-validation.js';
 
 function rejection(body: unknown): string {
   try {
-    validatePod(body, 'ns1', 'web');
+    validatePodDocument(body, 'ns1', 'web');
   } catch (err) {
     assert.ok(isBerthError(err, 'BERTH_BAD_REQUEST'));
     return err.message;
@@ -15,7 +15,7 @@ function rejection(body: unknown): string {
 
 describe('pod validation', () => {
   it('fills the namespace and name from the path', () => {
-    const pod = validatePod({ metadata: { uid: 'u1' }, spec: { containers: [] } }, 'ns1', 'web');
+    const pod = validatePodDocument({ metadata: { uid: 'u1' }, spec: { containers: [] } }, 'ns1', 'web');
     assert.deepEqual(pod.metadata, { uid: 'u1', name: 'web', namespace: 'ns1' });
   });
 

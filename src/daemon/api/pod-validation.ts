@@ -1,5 +1,5 @@
 import { BerthError } from '../../common/index.js';
-import type { Pod } from './api-types.js';
+import type { PodDocument } from './api-types.js';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -14,7 +14,7 @@ function bad(message: string): BerthError {
  * metadata.uid is set and whose namespace/name agree with the path (a missing
  * metadata.namespace takes the path's). Errors name the offending field.
  */
-export function validatePod(body: unknown, namespace: string, name: string): Pod {
+export function validatePodDocument(body: unknown, namespace: string, name: string): PodDocument {
   if (!isRecord(body)) throw bad('body: expected a Pod object ({"metadata":{...},"spec":{...}})');
   const metadata = body.metadata;
   if (!isRecord(metadata)) throw bad('metadata: required (an object with name, namespace and uid)');
@@ -49,5 +49,5 @@ export function validatePod(body: unknown, namespace: string, name: string): Pod
   if (body.kind !== undefined && body.kind !== 'Pod') {
     throw bad(`kind: expected "Pod", got ${JSON.stringify(body.kind)}`);
   }
-  return { ...body, metadata: { ...metadata, name, namespace, uid: metadata.uid } } as Pod;
+  return { ...body, metadata: { ...metadata, name, namespace, uid: metadata.uid } } as PodDocument;
 }

@@ -1,7 +1,11 @@
 import type { ServerResponse } from 'node:http';
 import type { Clock, ClockTimer, PluginEvent } from '../../common/index.js';
-import type { EventSubscription } from '../event-bus.js';
 import { eventView } from './views.js';
+
+/** A stream of events that the SSE loop can end when its client goes. */
+export interface EventSubscription extends AsyncIterable<PluginEvent> {
+  close(): void;
+}
 
 export interface SseOptions {
   clock: Clock;

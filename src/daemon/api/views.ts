@@ -1,20 +1,13 @@
 import type { PluginEvent, PluginInstanceInfo } from '../../common/index.js';
 import type { SocketStatus } from './api-types.js';
+import type { EventView, PluginView, SocketView } from './wire-types.js';
 
 /**
- * The JSON shapes of the API. Times are ISO strings; the same plugin shape is
- * used by /v1/plugins, /v1/plugins/{type}/{name} and the event stream.
+ * Components' records as the API's JSON shapes (named in wire-types.ts).
+ * Times are ISO strings; the same plugin shape is used by /v1/plugins,
+ * /v1/plugins/{type}/{name} and the event stream.
  */
-export interface PluginView {
-  type: string;
-  name: string;
-  version: string;
-  endpoint: string | null;
-  versions: string[];
-  socketPath: string;
-  registeredAt: string | null;
-  options: Record<string, string>;
-}
+export type { EventView, PluginView, SocketView };
 
 export function isoTime(ms: number | undefined | null): string | null {
   return ms === undefined || ms === null ? null : new Date(ms).toISOString();
@@ -47,7 +40,7 @@ export function pluginView(info: PluginInstanceInfo): PluginView {
   };
 }
 
-export function socketView(status: SocketStatus) {
+export function socketView(status: SocketStatus): SocketView {
   return {
     socketPath: status.socketPath,
     state: status.state,
@@ -62,7 +55,7 @@ export function socketView(status: SocketStatus) {
 }
 
 /** An event as sent on /v1/events (data: line) and printed by `berth events --json`. */
-export function eventView(event: PluginEvent): Record<string, unknown> {
+export function eventView(event: PluginEvent): EventView {
   const at = isoTime(event.at);
   switch (event.type) {
     case 'registered':
@@ -85,12 +78,23 @@ export function eventView(event: PluginEvent): Record<string, unknown> {
       return { type: event.type, at, socketPath: event.socketPath };
     case 'lagged':
       return { type: event.type, at, dropped: event.dropped };
+    case 'driver-unusable':
+      return { type: event.type, at, plugin: { ...event.plugin }, since: isoTime(event.since) };
     case 'storage-error': {
-      const view: Record<string, unknown> = { type: event.type, at, error: event.error };
+      const view: EventView = { type: event.type, at, error: event.error };
       if (event.path !== undefined) view.path = event.path;
       return view;
     }
     case 'devices-changed':
-      return { ...event, at, endpoint: event.endpoint ?? null };
+      return {
+        type: event.type,
+        at,
+        resource: event.resource,
+        reason: event.reason,
+        endpoint: event.endpoint ?? null,
+        healthy: event.healthy,
+        unhealthy: event.unhealthy,
+        changed: [...event.changed],
+      };
   }
 }

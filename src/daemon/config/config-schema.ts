@@ -128,13 +128,26 @@ export const configFileSchema = z.strictObject({
     })
     .optional(),
   shutdownTimeout: duration.optional(),
-  devicePlugins: z
+  /** Options of the built-in handlers, one section per type (defaults in src/handlers/<type>/*-options.ts). */
+  handlerOptions: z
     .strictObject({
-      /** Where berth serves the legacy kubelet.sock; `false` serves none. */
-      socketDir: z
-        .union([text, z.literal(false)], { error: () => 'expected a directory path or false' })
+      CSIPlugin: z.strictObject({ callTimeout: duration.optional() }).optional(),
+      DevicePlugin: z
+        .strictObject({
+          /** Where berth serves the legacy kubelet.sock; `false` serves none. */
+          socketDir: z
+            .union([text, z.literal(false)], { error: () => 'expected a directory path or false' })
+            .optional(),
+          gracePeriod: duration.optional(),
+        })
         .optional(),
-      gracePeriod: duration.optional(),
+      DRAPlugin: z
+        .strictObject({
+          wipeDelay: duration.optional(),
+          callTimeout: duration.optional(),
+          maxClaimsPerCall: positiveInt.optional(),
+        })
+        .optional(),
     })
     .optional(),
 });

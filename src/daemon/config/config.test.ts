@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isBerthError } from '../../common/index.js';
-import { createTempDir } from '../../testing/temp-dir.js';
+import { createTempDir } from '../../testing/index.js';
 import { loadConfigFile, loadDaemonConfig, parseConfigDocument, resolveDaemonConfig } from './config.js';
 import { EXAMPLE_PLUGIN_TYPE } from './defaults.js';
 
@@ -46,6 +46,15 @@ describe('config file validation', () => {
         'config /x.yaml: handlers[1].type: duplicate of handlers[0]',
       ],
       [{ handlers: [{ versions: ['1'] }] }, 'config /x.yaml: handlers[0].type: expected a string'],
+      [{ handlerOptions: { Foo: {} } }, 'config /x.yaml: handlerOptions.Foo: unknown key'],
+      [
+        { handlerOptions: { DRAPlugin: { wipeDelay: 'soon' } } },
+        'config /x.yaml: handlerOptions.DRAPlugin.wipeDelay: expected a duration',
+      ],
+      [
+        { handlerOptions: { DRAPlugin: { maxClaimsPerCall: 0 } } },
+        'config /x.yaml: handlerOptions.DRAPlugin.maxClaimsPerCall: expected a number greater than 0',
+      ],
       [
         { objects: { source: 'nfs' } },
         'config /x.yaml: objects.source.type: expected one of directory|etcd|kubernetes',

@@ -46,8 +46,11 @@ export interface DaemonConfig {
   objects: { source: ObjectSourceConfig; strategy: ObjectStrategy; ttlMs: number };
   shutdownTimeoutMs: number;
   api: { bodyLimitBytes: number; sseQueueSize: number; sseHeartbeatMs: number };
-  /** The device plugin manager: its allocations file, legacy socket directory (null: none), grace period. */
-  devicePlugins: { databasePath: string; socketDir: string | null; gracePeriodMs?: number };
+  /**
+   * Each built-in handler's options (HandlerServices.options), durations in
+   * milliseconds (`wipeDelay` → `wipeDelayMs`); absent keys take the handler's defaults.
+   */
+  handlerOptions: Record<string, Record<string, unknown>>;
 }
 
 /** What `berth run` takes on the command line; flags override the config file. */
@@ -217,22 +220,46 @@ export function resolveDaemonConfig(
       ttlMs: file.objects?.ttl ?? DEFAULTS.objectTtlMs,
     },
     shutdownTimeoutMs: file.shutdownTimeout ?? DEFAULTS.shutdownTimeoutMs,
+    handlerOptions: resolveHandlerOptions(file, fromFile),
     api: {
       bodyLimitBytes: DEFAULTS.bodyLimitBytes,
       sseQueueSize: DEFAULTS.sseQueueSize,
       sseHeartbeatMs: DEFAULTS.sseHeartbeatMs,
     },
-    devicePlugins: { databasePath: layout.devicesDbPath, socketDir: null },
   };
-  const deviceSocketDir = file.devicePlugins?.socketDir;
-  config.devicePlugins.socketDir =
-    deviceSocketDir === false ? null : (fromFile(deviceSocketDir) ?? layout.devicePluginsDir);
-  if (file.devicePlugins?.gracePeriod !== undefined) {
-    config.devicePlugins.gracePeriodMs = file.devicePlugins.gracePeriod;
-  }
   if (deprecatedPluginsDir !== undefined) config.deprecatedPluginsDir = deprecatedPluginsDir;
   if (listen !== undefined) config.listen = listen;
   return config;
+}
+
+/** `handlerOptions` of the file with durations in ms; keys left out are left to the handlers' defaults. */
+function resolveHandlerOptions(
+  file: ConfigFile,
+  fromFile: (p: string | undefined) => string | undefined,
+): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = {};
+  const devices = file.handlerOptions?.DevicePlugin;
+  if (devices !== undefined) {
+    const options: Record<string, unknown> = {};
+    if (devices.socketDir !== undefined) {
+      options.socketDir = devices.socketDir === false ? false : fromFile(devices.socketDir);
+    }
+    if (devices.gracePeriod !== undefined) options.gracePeriodMs = devices.gracePeriod;
+    out.DevicePlugin = options;
+  }
+  const csi = file.handlerOptions?.CSIPlugin;
+  if (csi !== undefined) {
+    out.CSIPlugin = csi.callTimeout === undefined ? {} : { callTimeoutMs: csi.callTimeout };
+  }
+  const dra = file.handlerOptions?.DRAPlugin;
+  if (dra !== undefined) {
+    const options: Record<string, unknown> = {};
+    if (dra.wipeDelay !== undefined) options.wipeDelayMs = dra.wipeDelay;
+    if (dra.callTimeout !== undefined) options.callTimeoutMs = dra.callTimeout;
+    if (dra.maxClaimsPerCall !== undefined) options.maxClaimsPerCall = dra.maxClaimsPerCall;
+    out.DRAPlugin = options;
+  }
+  return out;
 }
 
 function resolveObjectSource(

@@ -1,14 +1,18 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { DEFAULT_CHANGE_DETECTION_STRATEGY, DEFAULT_OBJECT_TTL_MS } from '../../objects/objects-options.js';
+import { DEFAULT_RESCAN_INTERVAL_MS } from '../../watcher/plugin-watcher-options.js';
 
 /**
- * Every default of the daemon, in one place. The file layout under the data
- * directory is part of berth's external contract (see DESIGN.md).
+ * Every default of the daemon, in one place. A component's own default is
+ * imported from its `*-options.ts` (light modules: constants only), never
+ * restated; defaults.test.ts fails if the two ever disagree. The file layout
+ * under the data directory is part of berth's external contract (DESIGN.md).
  */
 export const DEFAULTS = {
   logLevel: 'info',
   resyncPeriodMs: 10_000,
-  rescanIntervalMs: 10_000,
+  rescanIntervalMs: DEFAULT_RESCAN_INTERVAL_MS,
   dialTimeoutMs: 10_000,
   getInfoTimeoutMs: 1_000,
   notifyTimeoutMs: 5_000,
@@ -17,8 +21,8 @@ export const DEFAULTS = {
   livenessTimeoutMs: 5_000,
   livenessFailureThreshold: 3,
   subscriberQueueSize: 1024,
-  objectStrategy: 'Watch',
-  objectTtlMs: 60_000,
+  objectStrategy: DEFAULT_CHANGE_DETECTION_STRATEGY,
+  objectTtlMs: DEFAULT_OBJECT_TTL_MS,
   shutdownTimeoutMs: 10_000,
   /** Events held for one slow /v1/events client before older ones are dropped (a `lagged` marker says so). */
   sseQueueSize: 1024,
@@ -34,8 +38,8 @@ export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', '
 export const EXAMPLE_PLUGIN_TYPE = 'example.com/berth-example';
 export const EXAMPLE_PLUGIN_VERSIONS: readonly string[] = ['v1beta1', 'v1beta2'];
 
-/** Plugin types with a built-in handler that a config file cannot replace. */
-export const BUILTIN_HANDLER_TYPES = ['CSIPlugin', 'DevicePlugin', 'DRAPlugin'] as const;
+/** Plugin types with a built-in handler that a config file cannot replace (the handlers' own table). */
+export { BUILTIN_HANDLER_TYPES } from '../../handlers/builtin-handlers.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -53,7 +57,5 @@ export function dataDirLayout(dataDir: string) {
     statePath: join(dataDir, 'state.db'),
     apiSocketPath: join(dataDir, 'berth.sock'),
     objectsRoot: join(dataDir, 'objects'),
-    devicePluginsDir: join(dataDir, 'device-plugins'),
-    devicesDbPath: join(dataDir, 'devices.db'),
   };
 }

@@ -3,34 +3,40 @@ import { describe, it } from 'node:test';
 import { isBerthError } from '../../common/index.js';
 import { parseConfigDocument, resolveDaemonConfig } from './config.js';
 
-describe('devicePlugins config', () => {
-  it('defaults to <data-dir>/devices.db and <data-dir>/device-plugins, with the manager own grace period', () => {
+describe('handlerOptions.DevicePlugin config', () => {
+  it('is absent by default (the handler uses <data-dir>/device-plugins and its own grace period)', () => {
     const config = resolveDaemonConfig({}, { dataDir: '/d' });
-    assert.deepEqual(config.devicePlugins, { databasePath: '/d/devices.db', socketDir: '/d/device-plugins' });
+    assert.equal(config.handlerOptions.DevicePlugin, undefined);
   });
 
   it('takes a socket directory relative to the config file, false for none, and a grace period', () => {
     const file = parseConfigDocument(
-      { devicePlugins: { socketDir: 'dp', gracePeriod: '30s' } },
+      { handlerOptions: { DevicePlugin: { socketDir: 'dp', gracePeriod: '30s' } } },
       '/etc/berth.yaml',
     );
     const config = resolveDaemonConfig(file, { dataDir: '/d', config: '/etc/berth.yaml' });
-    assert.deepEqual(config.devicePlugins, {
-      databasePath: '/d/devices.db',
-      socketDir: '/etc/dp',
-      gracePeriodMs: 30_000,
-    });
-    const none = resolveDaemonConfig(parseConfigDocument({ devicePlugins: { socketDir: false } }, '/x'), {
-      dataDir: '/d',
-    });
-    assert.equal(none.devicePlugins.socketDir, null);
+    assert.deepEqual(config.handlerOptions.DevicePlugin, { socketDir: '/etc/dp', gracePeriodMs: 30_000 });
+    const none = resolveDaemonConfig(
+      parseConfigDocument({ handlerOptions: { DevicePlugin: { socketDir: false } } }, '/x'),
+      { dataDir: '/d' },
+    );
+    assert.deepEqual(none.handlerOptions.DevicePlugin, { socketDir: false });
   });
 
   it('names the bad key', () => {
     for (const [document, text] of [
-      [{ devicePlugins: { gracePeriod: 'later' } }, 'devicePlugins.gracePeriod: expected a duration'],
-      [{ devicePlugins: { socketDir: true } }, 'devicePlugins.socketDir: expected a directory path or false'],
-      [{ devicePlugins: { grace: '1m' } }, 'devicePlugins.grace: unknown key'],
+      [
+        { handlerOptions: { DevicePlugin: { gracePeriod: 'later' } } },
+        'handlerOptions.DevicePlugin.gracePeriod: expected a duration',
+      ],
+      [
+        { handlerOptions: { DevicePlugin: { socketDir: true } } },
+        'handlerOptions.DevicePlugin.socketDir: expected a directory path or false',
+      ],
+      [
+        { handlerOptions: { DevicePlugin: { grace: '1m' } } },
+        'handlerOptions.DevicePlugin.grace: unknown key',
+      ],
     ] as const) {
       assert.throws(
         () => parseConfigDocument(document, '/x.yaml'),

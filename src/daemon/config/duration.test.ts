@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { formatDuration, parseDuration } from './duration.js';
+import { formatConfigDuration, parseDuration } from './duration.js';
 
 describe('durations', () => {
   it('reads Go-style strings and millisecond numbers', () => {
@@ -37,10 +37,10 @@ describe('durations', () => {
   });
 
   it('formats milliseconds compactly', () => {
-    assert.equal(formatDuration(500), '500ms');
-    assert.equal(formatDuration(10_000), '10s');
-    assert.equal(formatDuration(90_000), '1m30s');
-    assert.equal(formatDuration(3_600_000), '1h');
-    assert.equal(formatDuration(1500), '1500ms');
+    assert.equal(formatConfigDuration(500), '500ms');
+    assert.equal(formatConfigDuration(10_000), '10s');
+    assert.equal(formatConfigDuration(90_000), '1m30s');
+    assert.equal(formatConfigDuration(3_600_000), '1h');
+    assert.equal(formatConfigDuration(1500), '1500ms');
   });
 });

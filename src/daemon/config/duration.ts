@@ -25,7 +25,7 @@ export function parseDuration(value: string | number): number | undefined {
 }
 
 /** "1m30s" / "500ms" style text for a millisecond count (used in docs, status and logs). */
-export function formatDuration(ms: number): string {
+export function formatConfigDuration(ms: number): string {
   if (ms < 1000 || ms % 1000 !== 0) return `${ms}ms`;
   let seconds = ms / 1000;
   const hours = Math.floor(seconds / 3600);

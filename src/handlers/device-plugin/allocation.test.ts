@@ -10,10 +10,13 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { isBerthError } from '../../common/index.js';
-import { type DevicePluginStub, startDevicePluginStub } from '../../testing/device-plugin-stub.js';
-import { FakeClock } from '../../testing/fake-clock.js';
-import { createTempDir } from '../../testing/temp-dir.js';
-import { waitFor } from '../../testing/wait-for.js';
+import {
+  createTempDir,
+  type DevicePluginStub,
+  FakeClock,
+  startDevicePluginStub,
+  waitFor,
+} from '../../testing/index.js';
 import { createDevicePluginManager, type DevicePluginManager, pickPreferred } from './device-manager.js';
 
 const RESOURCE = 'example.com/gpu';

@@ -8,11 +8,15 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isBerthError, type PluginEvent } from '../../common/index.js';
-import { type DevicePluginStub, startDevicePluginStub } from '../../testing/device-plugin-stub.js';
-import { FakeClock } from '../../testing/fake-clock.js';
-import { createStaleSocket } from '../../testing/stale-socket.js';
-import { createTempDir, type TempDir } from '../../testing/temp-dir.js';
-import { waitFor } from '../../testing/wait-for.js';
+import {
+  createStaleSocket,
+  createTempDir,
+  type DevicePluginStub,
+  FakeClock,
+  startDevicePluginStub,
+  type TempDir,
+  waitFor,
+} from '../../testing/index.js';
 import { createDevicePluginManager, type DevicePluginManager } from './device-manager.js';
 import { createDeviceManagerDelegate } from './device-plugin-handler.js';
 import type { DevicePluginManagerOptions } from './device-plugin-options.js';

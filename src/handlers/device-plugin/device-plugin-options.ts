@@ -54,3 +54,23 @@ export type ResolvedDevicePluginManagerOptions = Required<
   Omit<DevicePluginManagerOptions, 'socketDir' | 'onEvent'>
 > &
   Pick<DevicePluginManagerOptions, 'socketDir' | 'onEvent'>;
+
+/** `handlerOptions.DevicePlugin` as the daemon resolved it (paths absolute, durations in ms). */
+export interface DevicePluginHandlerOptions {
+  /** undefined: `<dataDir>/device-plugins`; false: no legacy socket. */
+  socketDir?: string | false;
+  gracePeriodMs?: number;
+}
+
+/** Reads `handlerOptions.DevicePlugin` (already checked by the config schema); anything else is ignored. */
+export function devicePluginHandlerOptions(
+  raw: Readonly<Record<string, unknown>>,
+): DevicePluginHandlerOptions {
+  const out: DevicePluginHandlerOptions = {};
+  if (raw.socketDir === false || (typeof raw.socketDir === 'string' && raw.socketDir !== '')) {
+    out.socketDir = raw.socketDir;
+  }
+  const grace = raw.gracePeriodMs;
+  if (typeof grace === 'number' && Number.isFinite(grace) && grace > 0) out.gracePeriodMs = grace;
+  return out;
+}

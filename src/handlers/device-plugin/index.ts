@@ -5,10 +5,13 @@ export {
   DevicePluginManager,
   pickPreferred,
 } from './device-manager.js';
+export { createDevicePluginBuiltin, type DevicePluginBuiltinHandler } from './device-plugin-builtin.js';
 export { createDeviceManagerDelegate } from './device-plugin-handler.js';
 export {
   DEVICE_PLUGIN_DEFAULTS,
+  type DevicePluginHandlerOptions,
   type DevicePluginManagerOptions,
+  devicePluginHandlerOptions,
   MAX_DEVICE_ID_LENGTH,
 } from './device-plugin-options.js';
 export {
@@ -28,4 +31,15 @@ export type {
   ResourceState,
   ResourceView,
 } from './types.js';
-export { devicePluginService, deviceRegistrationService } from './wire.js';
+// The wire definitions and generated messages a test or example device plugin needs to answer berth.
+export {
+  AllocateResponseSchema,
+  DevicePluginOptionsSchema,
+  devicePluginService,
+  deviceRegistrationService,
+  type ListAndWatchResponse,
+  ListAndWatchResponseSchema,
+  PreferredAllocationResponseSchema,
+  PreStartContainerResponseSchema,
+  RegisterRequestSchema,
+} from './wire.js';

@@ -25,7 +25,7 @@ import {
   PreStartContainerResponseSchema,
   RegisterRequestSchema,
   Registration,
-} from '../../registration/gen/deviceplugin/v1beta1/api_pb.js';
+} from './gen/deviceplugin/v1beta1/api_pb.js';
 
 export {
   AllocateRequestSchema,
@@ -45,7 +45,7 @@ export {
   PreStartContainerResponseSchema,
   type RegisterRequest,
   RegisterRequestSchema,
-} from '../../registration/gen/deviceplugin/v1beta1/api_pb.js';
+} from './gen/deviceplugin/v1beta1/api_pb.js';
 
 function path(method: DescMethod): string {
   return `/${method.parent.typeName}/${method.name}`;

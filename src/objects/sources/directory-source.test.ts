@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { FakeClock } from '../../testing/fake-clock.js';
-import { createRecordingLogger } from '../../testing/recording-logger.js';
-import { createTempDir, type TempDir } from '../../testing/temp-dir.js';
-import { nextWithin, waitFor } from '../../testing/wait-for.js';
+import {
+  createRecordingLogger,
+  createTempDir,
+  FakeClock,
+  nextWithin,
+  type TempDir,
+  waitFor,
+} from '../../testing/index.js';
 import type { KubeObject, ObjectResource } from '../source.js';
 import { createDirectorySource, type DirectorySourceOptions } from './directory-source.js';
 
@@ -48,7 +52,7 @@ describe('directory source', () => {
     write(dir, 'secrets', 'ns', 'notes.txt', 'not an object');
     write(dir, 'widgets', 'ns', 'w.json', { data: {} });
     const { source, warnings } = open(dir);
-    t.after(() => source.close());
+    t.after(() => source.stop());
 
     assert.deepEqual(await names(source, 'secrets', 'ns'), ['plain', 'yaml']);
     const plain = await source.get('secrets', 'ns', 'plain');
@@ -78,7 +82,7 @@ describe('directory source', () => {
   test('creating, editing and deleting files are ADDED, MODIFIED and DELETED watch events', async (t) => {
     await using dir = createTempDir('berth-dirsrc-');
     const { source } = open(dir);
-    t.after(() => source.close());
+    t.after(() => source.stop());
     const list = await source.list('secrets', 'ns', { name: 'a' });
     assert.deepEqual(list.items, []);
     const controller = new AbortController();
@@ -112,7 +116,7 @@ describe('directory source', () => {
     const broken = write(dir, 'secrets', 'ns', 'broken.json', '{ "data": ');
     const badYaml = write(dir, 'configmaps', 'ns', 'bad.yaml', 'data: [unclosed\n');
     const { source, warnings } = open(dir);
-    t.after(() => source.close());
+    t.after(() => source.stop());
 
     assert.deepEqual(await names(source, 'secrets', 'ns'), ['good']);
     assert.deepEqual(await names(source, 'configmaps', 'ns'), []);
@@ -156,7 +160,7 @@ describe('directory source', () => {
     const empty = write(dir, 'secrets', 'ns', 'g.yaml', '');
     write(dir, 'secrets', 'ns', 'ok.json', { metadata: { name: 'ok', namespace: 'ns' }, kind: 'Secret' });
     const { source } = open(dir);
-    t.after(() => source.close());
+    t.after(() => source.stop());
     assert.deepEqual(await names(source, 'secrets', 'ns'), ['ok']);
     const problems = new Map(source.problems().map((p) => [p.path, p.message]));
     assert.match(problems.get(wrongName) ?? '', /metadata\.name "b" does not match the file name "a"/);
@@ -175,7 +179,7 @@ describe('directory source', () => {
     write(dir, 'secrets', 'ns', 'x.json', { data: { from: 'anNvbg==' } });
     const yamlPath = write(dir, 'secrets', 'ns', 'x.yaml', 'data:\n  from: eWFtbA==\n');
     const { source, warnings } = open(dir);
-    t.after(() => source.close());
+    t.after(() => source.stop());
     assert.deepEqual((await source.get('secrets', 'ns', 'x')).data, { from: 'anNvbg==' });
     assert.ok(warnings.some((w) => w.level === 'warn' && w.fields.path === yamlPath));
     assert.deepEqual(
@@ -189,7 +193,7 @@ describe('directory source', () => {
     const root = dir.join('not', 'yet');
     // On a fake clock the debounced event-driven scans never fire: only rescan() scans.
     const source = createDirectorySource({ root, clock: new FakeClock() });
-    t.after(() => source.close());
+    t.after(() => source.stop());
     await source.ready();
     mkdirSync(`${root}/secrets/ns`, { recursive: true });
     writeFileSync(`${root}/secrets/ns/a.json`, '{}');
@@ -201,7 +205,7 @@ describe('directory source', () => {
     rmSync(`${root}/secrets/ns/a.json`);
     await source.rescan();
     assert.deepEqual(await names(source, 'secrets', 'ns'), []);
-    await source.close();
-    await source.close();
+    await source.stop();
+    await source.stop();
   });
 });

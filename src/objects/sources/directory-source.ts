@@ -35,6 +35,7 @@ import {
 import { objectKeyString } from '../object-key.js';
 import type { KubeObject, ObjectResource, ObjectSource } from '../source.js';
 import { isObjectFileName, objectNameOfFile, parseObjectFile } from './object-file.js';
+import { sourceLifecycle } from './source-lifecycle.js';
 import { VersionedStore } from './versioned-store.js';
 
 export const DIRECTORY_RESOURCES: readonly ObjectResource[] = ['secrets', 'configmaps'];
@@ -274,6 +275,21 @@ export function createDirectorySource(options: DirectorySourceOptions): Director
     if (!closed) rescanTimer = clock.setTimeout(periodic, rescanIntervalMs);
   })();
 
+  // start() resolves after the first scan; stop() ends the watcher, the timers and every stream.
+  const lifecycle = sourceLifecycle({
+    ready: () => ready,
+    async release() {
+      closed = true;
+      watcher?.close();
+      watcher = undefined;
+      if (debounceTimer !== undefined) clock.clearTimeout(debounceTimer);
+      if (rescanTimer !== undefined) clock.clearTimeout(rescanTimer);
+      await ready.catch(() => undefined);
+      await scanning;
+      store.close();
+    },
+  });
+
   return {
     root,
     ready: () => ready,
@@ -302,17 +318,12 @@ export function createDirectorySource(options: DirectorySourceOptions): Director
         yield* store.watch(resource, namespace, watchOptions);
       })();
     },
-    async close() {
-      if (closed) return;
-      closed = true;
-      watcher?.close();
-      watcher = undefined;
-      if (debounceTimer !== undefined) clock.clearTimeout(debounceTimer);
-      if (rescanTimer !== undefined) clock.clearTimeout(rescanTimer);
-      await ready.catch(() => undefined);
-      await scanning;
-      store.close();
+    get state() {
+      return lifecycle.state;
     },
+    start: (signal) => lifecycle.start(signal),
+    stop: () => lifecycle.stop(),
+    [Symbol.asyncDispose]: () => lifecycle.stop(),
   };
 }
 

@@ -3,9 +3,14 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Etcd3 } from 'etcd3';
 import { isBerthError, type Logger } from '../../common/index.js';
-import { type EtcdServer, startEtcdServer } from '../../testing/etcd-server.js';
-import { createRecordingLogger, type LogRecord } from '../../testing/recording-logger.js';
-import { nextWithin, waitFor } from '../../testing/wait-for.js';
+import {
+  createRecordingLogger,
+  type EtcdServer,
+  type LogRecord,
+  nextWithin,
+  startEtcdServer,
+  waitFor,
+} from '../../testing/index.js';
 import type { KubeObject, WatchEvent } from '../source.js';
 import { createEtcdSource, type EtcdSource } from './etcd-source.js';
 
@@ -82,7 +87,7 @@ describe('etcd source', () => {
       assert.equal(got.kind, 'ConfigMap');
       assert.equal(got.metadata.resourceVersion, cm, 'a resourceVersion given to putObject is not stored');
     } finally {
-      await source.close();
+      await source.stop();
     }
   });
 
@@ -105,7 +110,7 @@ describe('etcd source', () => {
       await source.deleteObject('secrets', 'ns1', 'there');
       await assert.rejects(source.get('secrets', 'ns1', 'there'), { code: 'BERTH_OBJECT_NOT_FOUND' });
     } finally {
-      await source.close();
+      await source.stop();
     }
   });
 
@@ -146,7 +151,7 @@ describe('etcd source', () => {
       }
     } finally {
       raw.close();
-      await source.close();
+      await source.stop();
     }
   });
 
@@ -178,7 +183,7 @@ describe('etcd source', () => {
       assert.deepEqual(none.items, []);
       assert.equal((await source.list('configmaps', 'ns1')).items.length, 1);
     } finally {
-      await source.close();
+      await source.stop();
     }
   });
 
@@ -223,7 +228,7 @@ describe('etcd source', () => {
       assert.equal(decoded(objectOf(readded)), 'v3');
     } finally {
       controller.abort();
-      await source.close();
+      await source.stop();
     }
   });
 
@@ -248,7 +253,7 @@ describe('etcd source', () => {
       assert.equal(objectOf(gone).metadata.name, 'mine');
     } finally {
       controller.abort();
-      await source.close();
+      await source.stop();
     }
   });
 
@@ -277,7 +282,7 @@ describe('etcd source', () => {
     } finally {
       controller.abort();
       raw.close();
-      await source.close();
+      await source.stop();
     }
   });
 
@@ -295,7 +300,7 @@ describe('etcd source', () => {
       assert.ok(BigInt(event.resourceVersion) >= BigInt(rev));
     } finally {
       controller.abort();
-      await source.close();
+      await source.stop();
     }
   });
 
@@ -340,7 +345,7 @@ describe('etcd source', () => {
       assert.equal(decoded(objectOf(await nextChange(it, 'MODIFIED after re-list'))), 'v3');
     } finally {
       controller.abort();
-      await source.close();
+      await source.stop();
     }
   });
 
@@ -367,7 +372,7 @@ describe('etcd source', () => {
       const again = source.watch('secrets', 'ns1', { resourceVersion, signal: controller.signal });
       for await (const _ of again) assert.fail('no events after abort');
     } finally {
-      await source.close();
+      await source.stop();
     }
   });
 
@@ -397,7 +402,7 @@ describe('etcd source', () => {
       assert.equal((await nextChange(it, 'DELETED a')).type, 'DELETED');
     } finally {
       controller.abort();
-      await source.close();
+      await source.stop();
       await own.stop();
     }
   });
@@ -413,11 +418,11 @@ describe('etcd source', () => {
     await source.putObject('secrets', secret('ns1', 'x', 'v'));
     assert.equal((await nextChange(it, 'ADDED x')).type, 'ADDED');
     const pending = it.next();
-    await source.close();
+    await source.stop();
     assert.equal((await pending).done, true);
     await waitFor('etcd watcher cancelled', async () => (await etcdWatcherCount()) === 0);
     await assert.rejects(source.get('secrets', 'ns1', 'x'), { code: 'BERTH_SHUT_DOWN' });
-    await source.close(); // idempotent
+    await source.stop(); // idempotent
   });
 
   test('a client passed in is reused and not closed by close()', async () => {
@@ -427,7 +432,7 @@ describe('etcd source', () => {
       const source = createEtcdSource({ endpoints: [], client, prefix });
       assert.equal(source.prefix, `${prefix}/`, 'a trailing slash is added');
       await source.putObject('secrets', secret('ns1', 'x', 'v'));
-      await source.close();
+      await source.stop();
       assert.ok((await client.get(`${prefix}/secrets/ns1/x`).string())?.includes('"x"'));
     } finally {
       client.close();
@@ -453,7 +458,7 @@ describe('etcd source', () => {
         code: 'BERTH_ABORTED',
       });
     } finally {
-      await source.close();
+      await source.stop();
     }
     assert.throws(() => createEtcdSource({ endpoints: [] }), { code: 'BERTH_INVALID_ARGUMENT' });
 
@@ -466,7 +471,7 @@ describe('etcd source', () => {
         return true;
       });
     } finally {
-      await dead.close();
+      await dead.stop();
     }
   });
 });

@@ -4,6 +4,7 @@ import {
   BerthError,
   type Clock,
   errorMessage,
+  type LifecycleState,
   type Logger,
   silentLogger,
   systemClock,
@@ -18,6 +19,7 @@ import type {
   WatchEvent,
   WatchOptions,
 } from '../source.js';
+import { sourceLifecycle } from './source-lifecycle.js';
 
 /**
  * An ObjectSource backed by etcd v3 (the `etcd3` client; tested against etcd 3.4).
@@ -101,11 +103,11 @@ class EtcdObjectSource implements EtcdSource {
   readonly #clock: Clock;
   readonly #client: Etcd3;
   readonly #ownsClient: boolean;
-  /** Aborted by close(): ends every open watch. */
+  /** Aborted by stop(): ends every open watch. */
   readonly #closing = new AbortController();
-  /** Stop functions of the open watches, so close() can end them even if nobody iterates. */
+  /** Stop functions of the open watches, so stop() can end them even if nobody iterates. */
   readonly #activeWatches = new Set<() => Promise<void>>();
-  #closed: Promise<void> | undefined;
+  readonly #lifecycle = sourceLifecycle({ release: () => this.#release() });
 
   constructor(options: ResolvedOptions) {
     this.prefix = options.prefix;
@@ -151,7 +153,7 @@ class EtcdObjectSource implements EtcdSource {
       const parsed = this.#decode(resource, kv);
       if (parsed instanceof BerthError) {
         // One bad value must not hide every other object in the namespace: report it and go on.
-        this.#logger.warn({ key: kv.key.toString(), err: parsed.message }, 'skipping unreadable object');
+        this.#logger.warn({ key: kv.key.toString(), err: parsed }, 'skipping unreadable object');
         continue;
       }
       items.push(parsed);
@@ -218,17 +220,28 @@ class EtcdObjectSource implements EtcdSource {
     return at;
   }
 
-  close(): Promise<void> {
-    this.#closed ??= (async () => {
-      this.#closing.abort(new BerthError('BERTH_SHUT_DOWN', 'etcd source closed'));
-      await Promise.allSettled([...this.#activeWatches].map((stop) => stop()));
-      if (this.#ownsClient) this.#client.close();
-    })();
-    return this.#closed;
+  get state(): LifecycleState {
+    return this.#lifecycle.state;
   }
 
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.close();
+  /** Resolves at once: the client connects on the first call. Aborting `signal` stops the source. */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#lifecycle.start(signal);
+  }
+
+  /** Ends every open watch and closes the client (when owned). Memoised. */
+  stop(): Promise<void> {
+    return this.#lifecycle.stop();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
+  }
+
+  async #release(): Promise<void> {
+    this.#closing.abort(new BerthError('BERTH_SHUT_DOWN', 'etcd source stopped'));
+    await Promise.allSettled([...this.#activeWatches].map((stop) => stop()));
+    if (this.#ownsClient) this.#client.close();
   }
 
   async *#watch(
@@ -268,7 +281,7 @@ class EtcdObjectSource implements EtcdSource {
     watcher.on('disconnected', (err: Error) => {
       // etcd3 reconnects on its own; make it resume right after what we delivered.
       watcher.request.start_revision = resume.toString();
-      this.#logger.warn({ watch: description, err: err.message }, 'etcd watch disconnected; reconnecting');
+      this.#logger.warn({ watch: description, err }, 'etcd watch disconnected; reconnecting');
     });
     watcher.on('error', (err: Error) => {
       ended = true;
@@ -320,7 +333,7 @@ class EtcdObjectSource implements EtcdSource {
       const object = this.#decode(resource, event.kv);
       if (object instanceof BerthError) {
         // A list skips such a value, so to a watcher the object is gone (as a re-list would show).
-        this.#logger.warn({ key, err: object.message }, 'unreadable object in watch; reporting it deleted');
+        this.#logger.warn({ key, err: object }, 'unreadable object in watch; reporting it deleted');
         events.push({ type: 'DELETED', object: this.#stub(resource, key, event.kv.mod_revision, undefined) });
         continue;
       }
@@ -373,7 +386,7 @@ class EtcdObjectSource implements EtcdSource {
         this.#logger.warn({ watch: description }, 'etcd did not confirm the watch cancellation in time');
       }
     } catch (err) {
-      this.#logger.warn({ watch: description, err: errorMessage(err) }, 'cancelling etcd watch failed');
+      this.#logger.warn({ watch: description, err }, 'cancelling etcd watch failed');
     } finally {
       if (timer !== undefined) this.#clock.clearTimeout(timer);
     }
@@ -435,17 +448,14 @@ class EtcdObjectSource implements EtcdSource {
     try {
       return await Promise.race([call(), aborted]);
     } catch (err) {
-      if (err instanceof BerthError) throw err;
-      throw new BerthError('BERTH_SOURCE_FAILED', `etcd ${what} failed: ${errorMessage(err)}`, {
-        cause: err,
-      });
+      throw BerthError.from(err, 'BERTH_SOURCE_FAILED', `etcd ${what} failed`);
     } finally {
       if (onAbort) signal?.removeEventListener('abort', onAbort);
     }
   }
 
   #checkOpen(): void {
-    if (this.#closed !== undefined) throw new BerthError('BERTH_SHUT_DOWN', 'etcd source is closed');
+    if (this.#closing.signal.aborted) throw new BerthError('BERTH_SHUT_DOWN', 'etcd source is stopped');
   }
 }
 

@@ -13,8 +13,7 @@ import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
 import { isBerthError } from '../../common/index.js';
-import { createTempDir } from '../../testing/temp-dir.js';
-import { nextWithin, waitFor } from '../../testing/wait-for.js';
+import { createTempDir, nextWithin, waitFor } from '../../testing/index.js';
 import type { ObjectSource, WatchEvent } from '../source.js';
 import { createKubernetesSource } from './kubernetes-source.js';
 
@@ -125,7 +124,7 @@ async function withSource<T>(
   try {
     return await body(source, api);
   } finally {
-    await source.close();
+    await source.stop();
   }
 }
 
@@ -317,11 +316,11 @@ describe('kubernetes source (recorded API responses)', () => {
       [Symbol.asyncIterator]();
     assert.equal((await nextWithin(it, 'first event')).type, 'ADDED');
     const pending = it.next();
-    await source.close();
+    await source.stop();
     assert.equal((await pending).done, true);
     await waitFor('the watch request to be closed', () => api.requests[0]?.closed === true);
     await assert.rejects(source.get('secrets', 'shop', 'db-credentials'), { code: 'BERTH_SHUT_DOWN' });
-    await source.close();
+    await source.stop();
   });
 
   test('a kubeconfig path is loaded; a missing or empty one is BERTH_CONFIG_INVALID', async () => {
@@ -350,7 +349,7 @@ describe('kubernetes source (recorded API responses)', () => {
         '5f0c1a9e-3b7d-4c2e-9a61-2d8e4f7b1c03',
       );
     } finally {
-      await source.close();
+      await source.stop();
     }
     assert.throws(() => createKubernetesSource({ kubeConfig: { kubeconfigPath: dir.join('absent') } }), {
       code: 'BERTH_CONFIG_INVALID',

@@ -1,5 +1,13 @@
 import { ApiException, CoreV1Api, KubeConfig, Watch } from '@kubernetes/client-node';
-import { AsyncQueue, BerthError, errorMessage, type Logger, silentLogger } from '../../common/index.js';
+import {
+  AsyncQueue,
+  BerthError,
+  errorMessage,
+  isBerthError,
+  type LifecycleState,
+  type Logger,
+  silentLogger,
+} from '../../common/index.js';
 import type {
   GetOptions,
   KubeObject,
@@ -10,6 +18,7 @@ import type {
   WatchEvent,
   WatchOptions,
 } from '../source.js';
+import { sourceLifecycle } from './source-lifecycle.js';
 
 /**
  * An ObjectSource backed by a Kubernetes API server (`@kubernetes/client-node` 1.x), the way the
@@ -61,6 +70,12 @@ class KubernetesObjectSource implements ObjectSource {
   readonly #logger: Logger;
   readonly #closing = new AbortController();
   #closed = false;
+  readonly #lifecycle = sourceLifecycle({
+    release: () => {
+      this.#closed = true;
+      this.#closing.abort(new BerthError('BERTH_SHUT_DOWN', 'kubernetes source stopped'));
+    },
+  });
 
   constructor(kc: KubeConfig, logger: Logger) {
     this.#kc = kc;
@@ -120,10 +135,22 @@ class KubernetesObjectSource implements ObjectSource {
     return { [Symbol.asyncIterator]: () => this.#watch(resource, namespace, options) };
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#closing.abort(new BerthError('BERTH_SHUT_DOWN', 'kubernetes source closed'));
+  get state(): LifecycleState {
+    return this.#lifecycle.state;
+  }
+
+  /** Resolves at once: the client connects on the first call. Aborting `signal` stops the source. */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#lifecycle.start(signal);
+  }
+
+  /** Ends every open watch. Memoised. */
+  stop(): Promise<void> {
+    return this.#lifecycle.stop();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
   }
 
   async *#watch(
@@ -197,7 +224,7 @@ class KubernetesObjectSource implements ObjectSource {
     try {
       return await Promise.race([call(), aborted]);
     } catch (err) {
-      if (err instanceof BerthError) throw err;
+      if (isBerthError(err)) throw err;
       if (err instanceof ApiException && err.code === 404 && name !== undefined) {
         throw new BerthError('BERTH_OBJECT_NOT_FOUND', `${singular(resource)} "${name}" not found`, {
           cause: err,

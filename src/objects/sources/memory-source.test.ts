@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { isBerthError } from '../../common/index.js';
-import { nextWithin } from '../../testing/wait-for.js';
+import { countingSource, gatedSource, nextWithin, secret } from '../../testing/index.js';
 import type { WatchEvent } from '../source.js';
-import { secret } from '../test-fixtures.js';
-import { countingSource, gatedSource } from './counting-source.js';
 import { createMemorySource } from './memory-source.js';
 
 describe('memory source', () => {
@@ -131,7 +129,7 @@ describe('memory source', () => {
       })
       [Symbol.asyncIterator]();
     const pending = it.next();
-    await source.close();
+    await source.stop();
     assert.deepEqual(await pending, { done: true, value: undefined });
     await assert.rejects(source.list('secrets', 'ns'), (err: unknown) =>
       isBerthError(err, 'BERTH_SHUT_DOWN'),

@@ -5,6 +5,7 @@
  * BERTH_RESOURCE_VERSION_TOO_OLD).
  */
 import type { KubeObject, ObjectResource, ObjectSource } from '../source.js';
+import { sourceLifecycle } from './source-lifecycle.js';
 import { VersionedStore, type VersionedStoreOptions } from './versioned-store.js';
 
 export interface MemorySourceOptions extends VersionedStoreOptions {}
@@ -28,11 +29,17 @@ export interface MemorySource extends ObjectSource {
 
 export function createMemorySource(options: MemorySourceOptions = {}): MemorySource {
   const store = new VersionedStore(options);
+  const lifecycle = sourceLifecycle({ release: () => store.close() });
   return {
+    get state() {
+      return lifecycle.state;
+    },
+    start: (signal) => lifecycle.start(signal),
+    stop: () => lifecycle.stop(),
+    [Symbol.asyncDispose]: () => lifecycle.stop(),
     get: (resource, namespace, name, getOptions) => store.get(resource, namespace, name, getOptions),
     list: (resource, namespace, listOptions) => store.list(resource, namespace, listOptions),
     watch: (resource, namespace, watchOptions) => store.watch(resource, namespace, watchOptions),
-    close: async () => store.close(),
     put: (resource, object) => store.put(resource, object),
     remove: (resource, namespace, name) => store.remove(resource, namespace, name),
     compact: () => store.compact(),

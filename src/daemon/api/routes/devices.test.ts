@@ -7,13 +7,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Registry } from 'prom-client';
 import { silentLogger, systemClock } from '../../../common/index.js';
+import { createDevicePluginManager, type DevicePluginManager } from '../../../handlers/index.js';
 import {
-  createDevicePluginManager,
-  type DevicePluginManager,
-} from '../../../handlers/device-plugin/index.js';
-import { type DevicePluginStub, startDevicePluginStub } from '../../../testing/device-plugin-stub.js';
-import { createTempDir, type TempDir } from '../../../testing/temp-dir.js';
-import { waitFor } from '../../../testing/wait-for.js';
+  createTempDir,
+  type DevicePluginStub,
+  startDevicePluginStub,
+  type TempDir,
+  waitFor,
+} from '../../../testing/index.js';
 import { EventBus } from '../../event-bus.js';
 import { type ApiApp, createApiApp } from '../api-server.js';
 import type { ApiBackend } from '../api-types.js';
@@ -44,7 +45,7 @@ describe('device routes', () => {
       pods: { apply: () => assert.fail('unused'), delete: () => undefined, list: () => [] },
       objects: { get: () => assert.fail('unused') },
       metrics: { contentType: metrics.contentType, render: () => metrics.metrics() },
-      status: () => ({}),
+      status: () => ({}) as ReturnType<ApiBackend['status']>,
       isReady: () => true,
       devices: manager,
     };

@@ -15,11 +15,13 @@ export interface EventRouteOptions {
 export function eventRoutes(app: FastifyInstance, bus: EventBus, options: EventRouteOptions): void {
   app.get('/v1/events', (request, reply) => {
     const pluginType = queryString(request.query, 'type');
-    const subscription = bus.subscribe(
-      pluginType === undefined
-        ? { queueSize: options.queueSize }
-        : { queueSize: options.queueSize, pluginType },
-    );
+    // Closing it (the client went away) aborts the subscription; the bus ends it when the daemon stops.
+    const clientGone = new AbortController();
+    const events = bus.subscribe(pluginType, { queueSize: options.queueSize, signal: clientGone.signal });
+    const subscription = {
+      [Symbol.asyncIterator]: () => events[Symbol.asyncIterator](),
+      close: () => clientGone.abort(),
+    };
     // The stream outlives fastify's request/reply cycle: take the raw response over.
     reply.hijack();
     void streamSse(reply.raw, subscription, { clock: options.clock, heartbeatMs: options.heartbeatMs }).catch(

@@ -1,19 +1,20 @@
 import type { FastifyInstance } from 'fastify';
 import type { MetricsSource } from '../api-types.js';
 import { errorBody } from '../http-errors.js';
+import type { HealthResponse, ReadyResponse, StatusView } from '../wire-types.js';
 
 export interface HealthRouteOptions {
   isReady(): boolean;
-  status(): Record<string, unknown>;
+  status(): StatusView;
   metrics: MetricsSource;
 }
 
 /** /healthz (process alive), /readyz (restored and scanned), /metrics (Prometheus), /v1/status. */
 export function healthRoutes(app: FastifyInstance, options: HealthRouteOptions): void {
-  app.get('/healthz', async () => ({ ok: true }));
+  app.get('/healthz', async (): Promise<HealthResponse> => ({ ok: true }));
 
   app.get('/readyz', async (_request, reply) => {
-    if (options.isReady()) return { ready: true };
+    if (options.isReady()) return { ready: true } satisfies ReadyResponse;
     return reply
       .code(503)
       .send(
@@ -29,5 +30,5 @@ export function healthRoutes(app: FastifyInstance, options: HealthRouteOptions):
     return reply.type(options.metrics.contentType).send(text);
   });
 
-  app.get('/v1/status', async () => options.status());
+  app.get('/v1/status', async (): Promise<StatusView> => options.status());
 }

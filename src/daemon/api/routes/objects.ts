@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { BerthError } from '../../../common/index.js';
-import type { ObjectResource } from '../../../objects/source.js';
+import type { ObjectResource } from '../../../objects/index.js';
 import type { ObjectReader } from '../api-types.js';
 
 const RESOURCES: readonly string[] = ['secrets', 'configmaps'] satisfies ObjectResource[];

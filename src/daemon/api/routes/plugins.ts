@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { BerthError } from '../../../common/index.js';
 import type { PluginCatalog } from '../api-types.js';
 import { pluginView } from '../views.js';
+import type { PluginDetailResponse, PluginListResponse, PluginSummaryView } from '../wire-types.js';
 
 /** A query-string value, or undefined (repeated keys take the last). */
 export function queryString(query: unknown, key: string): string | undefined {
@@ -10,9 +11,9 @@ export function queryString(query: unknown, key: string): string | undefined {
   return typeof last === 'string' && last !== '' ? last : undefined;
 }
 
-function currentPlugins(catalog: PluginCatalog, type: string | undefined) {
+function currentPlugins(catalog: PluginCatalog, type: string | undefined): PluginSummaryView[] {
   const types = type === undefined ? catalog.types() : [type];
-  const out = [];
+  const out: PluginSummaryView[] = [];
   for (const t of [...types].sort()) {
     for (const info of catalog.listPlugins(t) ?? []) {
       out.push({ ...pluginView(info), instances: catalog.listInstances(t, info.name).length });
@@ -28,11 +29,14 @@ function currentPlugins(catalog: PluginCatalog, type: string | undefined) {
  * type (URL-encoding the slash works as well).
  */
 export function pluginRoutes(app: FastifyInstance, catalog: PluginCatalog): void {
-  app.get('/v1/plugins', async (request) => ({
-    plugins: currentPlugins(catalog, queryString(request.query, 'type')),
-  }));
+  app.get(
+    '/v1/plugins',
+    async (request): Promise<PluginListResponse> => ({
+      plugins: currentPlugins(catalog, queryString(request.query, 'type')),
+    }),
+  );
 
-  app.get('/v1/plugins/*', async (request) => {
+  app.get('/v1/plugins/*', async (request): Promise<PluginDetailResponse> => {
     const rest = (request.params as { '*': string })['*'];
     const cut = rest.lastIndexOf('/');
     const type = cut > 0 ? rest.slice(0, cut) : '';

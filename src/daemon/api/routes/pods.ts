@@ -1,20 +1,21 @@
 import type { FastifyInstance } from 'fastify';
 import { BerthError } from '../../../common/index.js';
 import type { PodRegistry } from '../api-types.js';
-import { validatePod } from '../pod-validation.js';
+import { validatePodDocument } from '../pod-validation.js';
+import type { PodListResponse, PodResponse } from '../wire-types.js';
 
 type PodParams = { namespace: string; name: string };
 
 /** PUT/DELETE /v1/pods/{namespace}/{name}, GET /v1/pods: the workloads whose objects berth caches. */
 export function podRoutes(app: FastifyInstance, pods: PodRegistry): void {
-  app.get('/v1/pods', async () => ({ pods: pods.list() }));
+  app.get('/v1/pods', async (): Promise<PodListResponse> => ({ pods: pods.list() }));
 
-  app.put('/v1/pods/:namespace/:name', async (request) => {
+  app.put('/v1/pods/:namespace/:name', async (request): Promise<PodResponse> => {
     const { namespace, name } = request.params as PodParams;
-    return { pod: pods.apply(validatePod(request.body, namespace, name)) };
+    return { pod: pods.apply(validatePodDocument(request.body, namespace, name)) };
   });
 
-  app.delete('/v1/pods/:namespace/:name', async (request) => {
+  app.delete('/v1/pods/:namespace/:name', async (request): Promise<PodResponse> => {
     const { namespace, name } = request.params as PodParams;
     const removed = pods.delete(namespace, name);
     if (!removed) {

@@ -2,12 +2,12 @@
  * The kubelet's example handler (pluginwatcher/example_handler.go): records
  * what it is asked, accepts only plugins advertising exactly the expected
  * versions with a non-empty endpoint, and on register proves the plugin
- * serves both example API versions by calling them.
+ * serves both example API versions by calling them. A test helper: berth's
+ * daemon never registers it.
  */
 import { BerthError } from '../common/index.js';
+import type { PluginCallContext, PluginHandler, RegisterContext } from '../handlers/index.js';
 import { callExampleInfo } from '../registration/index.js';
-import { goList } from './go-format.js';
-import type { PluginCallContext, PluginHandler, RegisterContext } from './types.js';
 
 export interface ExampleHandlerOptions {
   supportedVersions: string[];
@@ -77,4 +77,9 @@ export function createExampleHandler(options: ExampleHandlerOptions): ExampleHan
 
 function sameVersions(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((v, i) => v === b[i]);
+}
+
+/** Go's `%v` of a []string (`[a b]`), so the refusal reads exactly like upstream's. */
+function goList(values: readonly string[]): string {
+  return `[${values.join(' ')}]`;
 }

@@ -5,8 +5,8 @@
  * many requests a store made; `gatedSource` holds every list until the gate
  * opens (the "slow initial LIST" scenario).
  */
-import { abortedError } from '../../common/index.js';
-import type { ObjectResource, ObjectSource } from '../source.js';
+import { abortedError } from '../common/index.js';
+import type { ObjectResource, ObjectSource } from '../objects/index.js';
 
 export interface CountingSource extends ObjectSource {
   /** Actions recorded since the last reset, in call order, e.g. ["list secrets", "watch secrets"]. */
@@ -31,7 +31,12 @@ export function countingSource(inner: ObjectSource): CountingSource {
       recorded.push({ verb: 'watch', resource });
       return inner.watch(resource, namespace, options);
     },
-    close: () => inner.close(),
+    get state() {
+      return inner.state;
+    },
+    start: (signal) => inner.start(signal),
+    stop: () => inner.stop(),
+    [Symbol.asyncDispose]: () => inner.stop(),
     actions: () => recorded.map((a) => `${a.verb} ${a.resource}`),
     count: (verb, resource) =>
       recorded.filter((a) => a.verb === verb && (resource === undefined || a.resource === resource)).length,
@@ -42,7 +47,7 @@ export function countingSource(inner: ObjectSource): CountingSource {
 }
 
 export interface GatedSource extends ObjectSource {
-  /** Lets every held and future list through (until close()). */
+  /** Lets every held and future list through (until stop()). */
   open(): void;
   /** Holds lists again. */
   shut(): void;
@@ -80,7 +85,12 @@ export function gatedSource(inner: ObjectSource, options: { open?: boolean } = {
       return inner.list(resource, namespace, listOptions);
     },
     watch: (resource, namespace, watchOptions) => inner.watch(resource, namespace, watchOptions),
-    close: () => inner.close(),
+    get state() {
+      return inner.state;
+    },
+    start: (signal) => inner.start(signal),
+    stop: () => inner.stop(),
+    [Symbol.asyncDispose]: () => inner.stop(),
     open() {
       isOpen = true;
       for (const release of [...waiting]) release();

@@ -1,4 +1,4 @@
-// Helpers for the watcher's tests (not exported from index.ts).
+/** Real unix sockets with listeners, and FIFOs, for tests that watch a plugins directory. */
 import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 
@@ -46,5 +46,3 @@ export class SocketPool {
 export function mkfifo(path: string): void {
   execFileSync('mkfifo', [path]);
 }
-
-export { createRecordingLogger, type LogRecord } from '../testing/recording-logger.js';

@@ -1,11 +1,9 @@
 /**
- * Fixtures for the object manager's own tests (not exported from index.ts):
+ * Fixtures for object manager tests:
  * the upstream podWithSecrets helper, objects, and a counting memory source.
  */
-import type { Pod } from './pod.js';
-import type { KubeObject } from './source.js';
-import { type CountingSource, countingSource } from './sources/counting-source.js';
-import { createMemorySource, type MemorySource } from './sources/memory-source.js';
+import { createMemorySource, type KubeObject, type MemorySource, type Pod } from '../objects/index.js';
+import { type CountingSource, countingSource } from './counting-source.js';
 
 export interface EnvSecrets {
   envVarNames?: string[];

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isBerthError } from '../common/index.js';
-import { createExamplePlugin, newTestExamplePlugin } from '../registration/index.js';
-import { createTempDir } from '../testing/temp-dir.js';
+import type { PluginCallContext } from '../handlers/index.js';
+import { createExamplePlugin } from '../registration/index.js';
 import { createExampleHandler } from './example-handler.js';
-import type { PluginCallContext } from './types.js';
+import { createTempDir } from './temp-dir.js';
+import { newTestExamplePlugin } from './test-example-plugin.js';
 
 const versions = ['v1beta1', 'v1beta2'];
 const context: PluginCallContext = { type: 'T', socketPath: '/tmp/p.sock', foundInDeprecatedDir: false };

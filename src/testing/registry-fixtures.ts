@@ -1,12 +1,9 @@
 /**
- * Test support for the registry tests: the storages they run against (shared
- * with the storage tests, src/testing/storage-kinds.ts), Nomad's plugin N, and
- * a storage wrapper that counts or fails writes.
+ * Fixtures for registry tests: Nomad's plugin N, and a storage wrapper that
+ * counts or fails writes. (The storages themselves: ./storage-kinds.ts.)
  */
 import type { PluginInstanceInfo } from '../common/index.js';
 import type { StateStorage } from '../storage/index.js';
-
-export { type StorageFixture, type StorageKind, storageKinds } from '../testing/storage-kinds.js';
 
 /** Plugin N of Nomad's concurrent-allocs tests. */
 export function nodePlugin(n: number, overrides: Partial<PluginInstanceInfo> = {}): PluginInstanceInfo {

@@ -1,12 +1,12 @@
 import type { TestContext } from 'node:test';
-import { createTempDir, type TempDir } from '../testing/temp-dir.js';
-import { dialRegistration } from './dial.js';
 import {
   createRegistrationServer,
+  dialRegistration,
+  type RegistrationConnection,
   type RegistrationServer,
   type RegistrationServerOptions,
-} from './registration-server.js';
-import type { RegistrationConnection } from './types.js';
+} from '../registration/index.js';
+import { createTempDir, type TempDir } from './temp-dir.js';
 
 /**
  * For tests: a started registration server on a socket in its own temp dir,

@@ -1,22 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { isBerthError } from '../common/index.js';
-import { FakeClock } from '../testing/fake-clock.js';
-import { waitFor } from '../testing/wait-for.js';
+import { configMap, countingSource, FakeClock, secret, waitFor } from '../testing/index.js';
+import { createCacheBasedManager } from './manager.js';
 import {
   createConfigMapManager,
   createObjectManagers,
   createSecretManager,
   createSimpleManager,
-  DEFAULT_CHANGE_DETECTION_STRATEGY,
-} from './kinds.js';
-import { createCacheBasedManager } from './manager.js';
+} from './object-managers.js';
+import { DEFAULT_CHANGE_DETECTION_STRATEGY } from './objects-options.js';
 import type { Pod } from './pod.js';
 import { getConfigMapNames } from './references.js';
 import type { KubeObject } from './source.js';
-import { countingSource } from './sources/counting-source.js';
 import { createMemorySource } from './sources/memory-source.js';
-import { configMap, secret } from './test-fixtures.js';
 import { createTtlStore } from './ttl-store.js';
 
 /** A pod with configmaps as env (configMapKeyRef), envFrom and a volume. */

@@ -1,12 +1,21 @@
 /**
- * Secret and ConfigMap managers (kubelet pkg/kubelet/secret and configmap) and
- * the factory that picks a change-detection strategy
+ * The object manager's composition root: builds the Secret and ConfigMap
+ * managers (kubelet pkg/kubelet/secret and configmap) over one source, with
+ * the change-detection strategy
  * (configMapAndSecretChangeDetectionStrategy):
  * - 'Get': every read goes to the source; register/unregister do nothing.
  * - 'Cache': TTL store (default TTL 1 min, or getTtl, e.g. the Node annotation).
  * - 'Watch' (default): one list/watch per referenced object, idle ones recycled.
  */
-import { type Clock, type Logger, silentLogger, systemClock } from '../common/index.js';
+import {
+  type BackoffSetting,
+  type Clock,
+  type Lifecycle,
+  LifecycleController,
+  type Logger,
+  silentLogger,
+  systemClock,
+} from '../common/index.js';
 import { groupResourceOf, isKubeObject, unexpectedObjectTypeError, unknownStrategyError } from './errors.js';
 import {
   type CacheBasedManager,
@@ -16,19 +25,18 @@ import {
 } from './manager.js';
 import type { GetTtl } from './node-ttl.js';
 import { type PodKey, podKeyString } from './object-key.js';
+import {
+  CHANGE_DETECTION_STRATEGIES,
+  type ChangeDetectionStrategy,
+  DEFAULT_CHANGE_DETECTION_STRATEGY,
+  DEFAULT_OBJECT_TTL_MS,
+  DEFAULT_RESYNC_INTERVAL_MS,
+} from './objects-options.js';
 import { type Pod, validatePod } from './pod.js';
 import { getConfigMapNames, getSecretNames } from './references.js';
 import type { KubeObject, ObjectResource, ObjectSource } from './source.js';
-import { createTtlStore, DEFAULT_OBJECT_TTL_MS, type TtlStore } from './ttl-store.js';
-import {
-  createWatchBasedManager,
-  DEFAULT_RESYNC_INTERVAL_MS,
-  type WatchBasedManager,
-} from './watch-based-manager.js';
-
-export type ChangeDetectionStrategy = 'Get' | 'Cache' | 'Watch';
-export const CHANGE_DETECTION_STRATEGIES: readonly ChangeDetectionStrategy[] = ['Get', 'Cache', 'Watch'];
-export const DEFAULT_CHANGE_DETECTION_STRATEGY: ChangeDetectionStrategy = 'Watch';
+import { createTtlStore, type TtlStore } from './ttl-store.js';
+import { createWatchBasedManager, type WatchBasedManager } from './watch-based-manager.js';
 
 export interface SecretManager {
   getSecret(namespace: string, name: string): Promise<KubeObject>;
@@ -90,6 +98,8 @@ export interface ObjectManagersOptions {
   syncTimeoutMs?: number;
   /** Watch: how often a frozen immutable object is re-checked. Default 60 s. */
   immutableRecheckMs?: number;
+  /** Watch: delay between a reflector's failed list/watch cycles. Default 800 ms doubling to 30 s. */
+  reflectorBackoff?: BackoffSetting;
   /** 'diff' (default, v1.29+) or 'readd-all' (v1.26–1.28). */
   registerMode?: RegisterMode;
 }
@@ -113,7 +123,12 @@ export interface RegisteredPodRefs extends PodKey {
   configMaps: string[];
 }
 
-export interface ObjectManagers {
+/**
+ * Lifecycle (common/lifecycle.ts): start() adds background work (idle-watch
+ * recycling), aborting its signal is stop(); stop() ends every watch. The
+ * source is the caller's to stop.
+ */
+export interface ObjectManagers extends Lifecycle {
   readonly strategy: ChangeDetectionStrategy;
   readonly secrets: SecretManager;
   readonly configMaps: ConfigMapManager;
@@ -123,18 +138,13 @@ export interface ObjectManagers {
   /** Pods registered through registerPod above, with what they reference. */
   pods(): RegisteredPodRefs[];
   stats(): ObjectManagersStats;
-  /** Starts background work (idle-watch recycling). Idempotent. Aborting `signal` is stop(). */
-  start(signal?: AbortSignal): void;
-  /** Stops every watch. Idempotent. The source is the caller's to close. */
-  stop(): Promise<void>;
-  [Symbol.asyncDispose](): Promise<void>;
 }
 
 interface KindParts {
   manager: Manager;
   objects: () => number;
   watchesOpen: () => number;
-  start: (signal?: AbortSignal) => void;
+  start: () => Promise<void>;
   stop: () => Promise<void>;
 }
 
@@ -151,7 +161,7 @@ export function createObjectManagers(options: ObjectManagersOptions): ObjectMana
         manager: createSimpleManager(source, resource),
         objects: () => 0,
         watchesOpen: () => 0,
-        start: () => {},
+        start: async () => {},
         stop: async () => {},
       };
     }
@@ -168,7 +178,7 @@ export function createObjectManagers(options: ObjectManagersOptions): ObjectMana
         manager,
         objects: () => store.size(),
         watchesOpen: () => 0,
-        start: () => {},
+        start: async () => {},
         stop: async () => {},
       };
     }
@@ -182,13 +192,14 @@ export function createObjectManagers(options: ObjectManagersOptions): ObjectMana
       resyncIntervalMs: options.resyncIntervalMs ?? DEFAULT_RESYNC_INTERVAL_MS,
       ...(options.syncTimeoutMs === undefined ? {} : { syncTimeoutMs: options.syncTimeoutMs }),
       ...(options.immutableRecheckMs === undefined ? {} : { immutableRecheckMs: options.immutableRecheckMs }),
+      ...(options.reflectorBackoff === undefined ? {} : { reflectorBackoff: options.reflectorBackoff }),
       ...mode,
     });
     return {
       manager: watching,
       objects: () => watching.store.size(),
       watchesOpen: () => watching.store.watchesOpen(),
-      start: (signal) => watching.start(signal),
+      start: () => watching.start(),
       stop: () => watching.stop(),
     };
   };
@@ -196,12 +207,14 @@ export function createObjectManagers(options: ObjectManagersOptions): ObjectMana
   const secrets = build('secrets', getSecretNames);
   const configMaps = build('configmaps', getConfigMapNames);
   const pods = new Map<string, RegisteredPodRefs>();
-  let stopped: Promise<void> | undefined;
-
-  const stop = (): Promise<void> => {
-    stopped ??= Promise.all([secrets.stop(), configMaps.stop()]).then(() => undefined);
-    return stopped;
-  };
+  const lifecycle = new LifecycleController({
+    onStart: async () => {
+      await Promise.all([secrets.start(), configMaps.start()]);
+    },
+    onStop: async () => {
+      await Promise.all([secrets.stop(), configMaps.stop()]);
+    },
+  });
 
   return {
     strategy,
@@ -231,18 +244,12 @@ export function createObjectManagers(options: ObjectManagersOptions): ObjectMana
       secrets: { objects: secrets.objects(), watchesOpen: secrets.watchesOpen() },
       configMaps: { objects: configMaps.objects(), watchesOpen: configMaps.watchesOpen() },
     }),
-    start(signal) {
-      if (stopped !== undefined) return;
-      if (signal?.aborted) {
-        void stop();
-        return;
-      }
-      signal?.addEventListener('abort', () => void stop(), { once: true });
-      secrets.start();
-      configMaps.start();
+    get state() {
+      return lifecycle.state;
     },
-    stop,
-    [Symbol.asyncDispose]: stop,
+    start: (signal) => lifecycle.start(signal),
+    stop: () => lifecycle.stop(),
+    [Symbol.asyncDispose]: () => lifecycle.stop(),
   };
 }
 

@@ -1,0 +1,42 @@
+import type { Command } from 'commander';
+import type { DraDriverView } from '../../handlers/index.js';
+import { formatTable } from '../format-table.js';
+import { type ClientFlags, clientFor, printJson, withClientOptions } from './client-options.js';
+
+/** A driver as GET /v1/dra/drivers sends it (times as ISO text). */
+export type DraDriverRow = Omit<DraDriverView, 'unusableSince' | 'instances'> & {
+  unusableSince: string | null;
+  instances: Array<
+    Omit<DraDriverView['instances'][number], 'registeredAt'> & { registeredAt: string | null }
+  >;
+};
+
+/** One row per instance, newest first within a driver; `*` marks the instance calls go to. */
+export function formatDraDrivers(drivers: readonly DraDriverRow[]): string {
+  if (drivers.length === 0) return 'no DRA drivers registered';
+  return formatTable(
+    ['DRIVER', 'USABLE', 'INSTANCE', 'SERVICE', 'STATE'],
+    drivers.flatMap((d) =>
+      d.instances.map((i) => [
+        d.name,
+        d.usable ? 'yes' : `no (since ${d.unusableSince ?? '?'})`,
+        `${d.chosen?.endpoint === i.endpoint ? '*' : ' '}${i.endpoint}`,
+        i.service,
+        i.state,
+      ]),
+    ),
+  );
+}
+
+export function draCommand(program: Command): void {
+  const dra = program.command('dra').description('DRA drivers registered with the daemon');
+  withClientOptions(
+    dra
+      .command('drivers')
+      .description('one line per DRA driver instance: connection state, service; * marks the chosen one'),
+  ).action(async (flags: ClientFlags) => {
+    const body = await clientFor(flags).request<{ drivers: DraDriverRow[] }>('GET', '/v1/dra/drivers');
+    if (flags.json) printJson(body);
+    else console.log(formatDraDrivers(body.drivers));
+  });
+}

@@ -1,0 +1,159 @@
+/**
+ * The JSON shapes of the HTTP API, named once: the server's views produce
+ * them and the CLI reads them (through the light `berth/daemon/contract`
+ * entry). Times are ISO-8601 strings or null. Adding a field here is the
+ * first step of changing an answer; both sides then fail to compile until
+ * they agree.
+ */
+import type { BerthErrorCode, EventError } from '../../common/index.js';
+import type { SocketState } from '../../plugin-manager/index.js';
+
+/** Every error answer: `{"error":{"code":"BERTH_...","message":"..."}}`. */
+export interface ErrorBody {
+  error: { code: BerthErrorCode; message: string };
+}
+
+/** One registry instance (GET /v1/plugins..., and inside events). */
+export interface PluginView {
+  type: string;
+  name: string;
+  version: string;
+  endpoint: string | null;
+  versions: string[];
+  socketPath: string;
+  registeredAt: string | null;
+  options: Record<string, string>;
+}
+
+/** The current instance of a plugin, with how many instances it has. */
+export interface PluginSummaryView extends PluginView {
+  instances: number;
+}
+
+/** GET /v1/plugins[?type=] */
+export interface PluginListResponse {
+  plugins: PluginSummaryView[];
+}
+
+/** GET /v1/plugins/{type}/{name}: the current instance and every instance, newest first. */
+export interface PluginDetailResponse {
+  plugin: PluginSummaryView;
+  instances: PluginView[];
+}
+
+/** One plugin socket as the plugin manager sees it (GET /v1/sockets). */
+export interface SocketView {
+  socketPath: string;
+  state: SocketState;
+  plugin: { type: string; name: string } | null;
+  endpoint: string | null;
+  versions: string[];
+  lastError: { code: string; message: string } | null;
+  retryAt: string | null;
+  attempts: number;
+  registeredAt: string | null;
+}
+
+/** GET /v1/sockets */
+export interface SocketListResponse {
+  sockets: SocketView[];
+}
+
+/** One event on GET /v1/events (the `data:` line; `event:` repeats `type`). */
+export type EventView =
+  | { type: 'registered' | 'deregistered'; at: string | null; plugin: PluginView }
+  | { type: 'updated'; at: string | null; plugin: PluginView; previous: PluginView }
+  | {
+      type: 'failed';
+      at: string | null;
+      socketPath: string;
+      plugin: { type: string; name: string } | null;
+      error: EventError;
+      retryAt: string | null;
+      attempts: number;
+    }
+  | { type: 'discovered' | 'socket-removed'; at: string | null; socketPath: string }
+  | { type: 'lagged'; at: string | null; dropped: number }
+  /** Every instance of a DRA driver has been unusable for the wipe delay. */
+  | {
+      type: 'driver-unusable';
+      at: string | null;
+      plugin: { type: string; name: string };
+      since: string | null;
+    }
+  | { type: 'storage-error'; at: string | null; error: EventError; path?: string }
+  /** A device plugin resource's inventory changed. */
+  | {
+      type: 'devices-changed';
+      at: string | null;
+      resource: string;
+      reason: 'connected' | 'snapshot' | 'disconnected' | 'removed';
+      endpoint: string | null;
+      healthy: number;
+      unhealthy: number;
+      changed: string[];
+    };
+
+/** A registered pod and the objects it references (PUT/DELETE /v1/pods/{ns}/{name}, GET /v1/pods). */
+export interface PodSummary {
+  namespace: string;
+  name: string;
+  uid: string;
+  secrets: string[];
+  configMaps: string[];
+}
+
+/** PUT and DELETE /v1/pods/{namespace}/{name} */
+export interface PodResponse {
+  pod: PodSummary;
+}
+
+/** GET /v1/pods */
+export interface PodListResponse {
+  pods: PodSummary[];
+}
+
+/** GET /healthz */
+export interface HealthResponse {
+  ok: true;
+}
+
+/** GET /readyz when ready (otherwise 503 with an ErrorBody). */
+export interface ReadyResponse {
+  ready: true;
+}
+
+/** GET /v1/status (and `berth status`). */
+export interface StatusView {
+  version: string;
+  pid: number;
+  state: string;
+  ready: boolean;
+  startedAt: string | null;
+  uptimeSeconds: number;
+  dataDir: string;
+  pluginsDir: string;
+  deprecatedPluginsDir: string | null;
+  api: { socket: string; tcp: string | null };
+  counts: {
+    types: number;
+    plugins: number;
+    instances: number;
+    sockets: { total: number } & Record<SocketState, number>;
+    pods: number;
+    secrets: number;
+    configMaps: number;
+    watchesOpen: number;
+    eventClients: number;
+  };
+  objects: { source: string; strategy: string };
+  storage: {
+    path: string;
+    corruption: {
+      path: string;
+      movedTo: string;
+      at: string | null;
+      error: { code: string; message: string };
+    } | null;
+  };
+}

@@ -1,0 +1,15 @@
+export { CSIPlugin, type CsiDriverView, CsiHandler, createCsiHandler, csiFacts } from './csi-handler.js';
+export { type CsiNodeInfo, queryCsiDriver } from './csi-node-info.js';
+export { CSI_DEFAULTS, type CsiHandlerOptions } from './csi-options.js';
+export { CSI_LOG_PREFIX, validateCsiVersions } from './csi-versions.js';
+export { csiIdentityService, csiNodeService } from './csi-wire.js';
+// The generated messages a test driver or an example driver needs to answer berth.
+export {
+  GetPluginInfoResponseSchema,
+  NodeGetCapabilitiesResponseSchema,
+  NodeGetInfoRequestSchema,
+  NodeGetInfoResponseSchema,
+  NodeServiceCapability_RPC_Type,
+  ProbeResponseSchema,
+  TopologySchema,
+} from './gen/csi/v1/csi_pb.js';

@@ -1,0 +1,46 @@
+/**
+ * A real grpc-js server on a unix socket serving the given services, for
+ * tests that need a plugin's own API (a CSI driver, a DRA driver) beside its
+ * registration socket.
+ */
+import { rm } from 'node:fs/promises';
+import {
+  Server,
+  ServerCredentials,
+  type ServiceDefinition,
+  type UntypedServiceImplementation,
+} from '@grpc/grpc-js';
+
+export interface GrpcTestServer extends AsyncDisposable {
+  readonly socketPath: string;
+  /** Stops at once (cancelling calls) and removes the socket file; safe to call twice. */
+  stop(): Promise<void>;
+}
+
+export async function startGrpcTestServer(
+  socketPath: string,
+  services: ReadonlyArray<[ServiceDefinition, UntypedServiceImplementation]>,
+): Promise<GrpcTestServer> {
+  await rm(socketPath, { force: true });
+  const server = new Server();
+  for (const [definition, implementation] of services) server.addService(definition, implementation);
+  await new Promise<void>((resolve, reject) => {
+    server.bindAsync(`unix:${socketPath}`, ServerCredentials.createInsecure(), (err) =>
+      err ? reject(err) : resolve(),
+    );
+  });
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      server.forceShutdown();
+      await rm(socketPath, { force: true });
+    })();
+    return stopping;
+  };
+  return { socketPath, stop, [Symbol.asyncDispose]: stop };
+}
+
+/** A gRPC error with a status code, as a server handler passes it to its callback. */
+export function grpcServiceError(code: number, details: string): Error & { code: number; details: string } {
+  return Object.assign(new Error(details), { code, details });
+}
