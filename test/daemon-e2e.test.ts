@@ -267,7 +267,18 @@ test('berth run, plugins, API, CLI, stop and restart', { timeout: 240_000 }, asy
       .sort(),
     ['alpha', 'gamma'],
   );
-  const status = await cli(['status', '--api', `127.0.0.1:${first.port}`, '--json']);
+  // TCP needs the daemon's token: without it the CLI is refused with the daemon's one-line reason.
+  const refused = await cli(['status', '--api', `127.0.0.1:${first.port}`, '--json']);
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /^berth: this route needs Authorization: Bearer <token>/);
+  const status = await cli([
+    'status',
+    '--api',
+    `127.0.0.1:${first.port}`,
+    '--token-file',
+    join(dataDir, 'api-token'),
+    '--json',
+  ]);
   assert.equal(status.code, 0, status.stderr);
   assert.equal(JSON.parse(status.stdout).ready, true);
   const unreachable = await cli(['plugins', '--api', dir.join('nobody.sock')]);

@@ -11,7 +11,7 @@ import { createDirectorySource, createObjectManagers } from 'berth/objects';
 import { createPluginManager } from 'berth/plugin-manager';
 import { createExamplePlugin } from 'berth/registration';
 import { createGrpcDispenser, createRegistry, createRegistryBridge } from 'berth/registry';
-import { openSqliteStorage } from 'berth/storage';
+import { createSqliteStorage } from 'berth/storage';
 import { createTempDir, nextWithin, waitFor } from 'berth/testing';
 
 test('README library example: plugin manager → registry, subscribe, wait, dispense', async (t) => {
@@ -19,10 +19,11 @@ test('README library example: plugin manager → registry, subscribe, wait, disp
   t.after(() => dir.remove());
 
   // --- as in the README ---
-  const storage = openSqliteStorage({ path: dir.join('state.db') });
+  const storage = createSqliteStorage({ path: dir.join('state.db') });
   const grpc = createGrpcDispenser(); // ready gRPC clients, one per live instance
   const registry = createRegistry({ storage, defaultDispenser: grpc.dispenser });
   grpc.attach(registry); // closes the clients of instances that go away
+  await registry.start(); // opens the storage and restores what it holds
   const bridge = createRegistryBridge({ registry });
 
   const manager = createPluginManager({ pluginsDir: dir.join('plugins') });
@@ -32,7 +33,7 @@ test('README library example: plugin manager → registry, subscribe, wait, disp
     createVersionedHandler({ type, versions: ['v1'], delegate: bridge.handlerFor(type) }),
   );
   await manager.start();
-  bridge.reconcileRestored(manager.liveSocketPaths());
+  await bridge.reconcileRestored(manager.liveSocketPaths());
 
   const events = registry.subscribe(type, { signal: AbortSignal.timeout(60_000) })[Symbol.asyncIterator]();
   // --- end of README excerpt ---
@@ -46,9 +47,9 @@ test('README library example: plugin manager → registry, subscribe, wait, disp
   t.after(async () => {
     await plugin.stop();
     await manager.stop();
-    registry.shutdown();
-    grpc.close();
-    storage.close();
+    await registry.stop();
+    await grpc.stop();
+    await storage.stop();
   });
   await plugin.start();
 

@@ -1,12 +1,20 @@
 import { type IncomingMessage, request } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { BerthError, errorMessage } from '../common/index.js';
 import { formatHostPort, type TcpAddress } from '../daemon/contract.js';
 
-/** Where the daemon's API is: its unix socket, or a TCP address (`berth run --listen`). */
-export type ApiTarget = { socketPath: string } | { tcp: TcpAddress };
+/**
+ * Where the daemon's API is: its unix socket, or a TCP address (`berth run
+ * --listen`) with the bearer token TCP needs and, for HTTPS, the CA that
+ * signed the daemon's certificate (and a client certificate for mutual TLS).
+ */
+export type ApiTarget =
+  | { socketPath: string }
+  | { tcp: TcpAddress; token?: string; tls?: { ca?: Buffer; cert?: Buffer; key?: Buffer } };
 
 export function describeTarget(target: ApiTarget): string {
-  return 'socketPath' in target ? target.socketPath : `http://${formatHostPort(target.tcp)}`;
+  if ('socketPath' in target) return target.socketPath;
+  return `${target.tls ? 'https' : 'http'}://${formatHostPort(target.tcp)}`;
 }
 
 /** One server-sent event as received. */
@@ -42,12 +50,15 @@ export class ApiClient {
       headers['content-type'] = 'application/json';
       headers['content-length'] = String(Buffer.byteLength(payload));
     }
+    const target = this.target;
     const where =
-      'socketPath' in this.target
-        ? { socketPath: this.target.socketPath }
-        : { host: this.target.tcp.host, port: this.target.tcp.port };
+      'socketPath' in target
+        ? { socketPath: target.socketPath }
+        : { host: target.tcp.host, port: target.tcp.port, ...(target.tls ?? {}) };
+    if ('tcp' in target && target.token !== undefined) headers.authorization = `Bearer ${target.token}`;
+    const send = 'tcp' in target && target.tls ? httpsRequest : request;
     return new Promise((resolve, reject) => {
-      const req = request({ ...where, method, path, headers }, resolve);
+      const req = send({ ...where, method, path, headers }, resolve);
       req.once('error', (err: NodeJS.ErrnoException) => {
         const reason = (err.code && REASONS[err.code]) ?? errorMessage(err);
         reject(
@@ -96,8 +107,18 @@ export class ApiClient {
   async *events(path: string, signal?: AbortSignal): AsyncGenerator<SseMessage> {
     const res = await this.#open('GET', path);
     if ((res.statusCode ?? 0) !== 200) {
-      res.resume();
-      throw new BerthError('BERTH_API_ERROR', `the daemon answered GET ${path} with HTTP ${res.statusCode}`);
+      const chunks: Buffer[] = [];
+      for await (const chunk of res) chunks.push(chunk as Buffer);
+      let message = `HTTP ${res.statusCode}`;
+      try {
+        const error = JSON.parse(Buffer.concat(chunks).toString('utf8'))?.error;
+        if (typeof error?.message === 'string') message = error.message;
+      } catch {
+        // not berth's error shape: keep the status
+      }
+      throw new BerthError('BERTH_API_ERROR', `the daemon answered GET ${path}: ${message}`, {
+        details: { status: res.statusCode },
+      });
     }
     const onAbort = () => res.destroy();
     signal?.addEventListener('abort', onAbort, { once: true });

@@ -1,21 +1,80 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { BerthError } from '../common/index.js';
 import { defaultDataDir, parseHostPort } from '../daemon/contract.js';
 import type { ApiTarget } from './api-client.js';
 
 export interface ApiTargetFlags {
   api?: string;
   dataDir?: string;
+  /** File holding the bearer token for a TCP API (else $BERTH_TOKEN, else <data-dir>/api-token if readable). */
+  tokenFile?: string;
+  /** PEM CA that signed the daemon's certificate: talk HTTPS. */
+  tlsCa?: string;
+  /** Client certificate and key for mutual TLS. */
+  tlsCert?: string;
+  tlsKey?: string;
+}
+
+/** Token files and certificates are small; a bigger file is a mistake. */
+const CLIENT_FILE_MAX_BYTES = 64 * 1024;
+
+function readSmallFile(path: string, flag: string): Buffer {
+  let data: Buffer;
+  try {
+    data = readFileSync(path);
+  } catch (err) {
+    throw new BerthError(
+      'BERTH_USAGE',
+      `${flag}: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+    );
+  }
+  if (data.length > CLIENT_FILE_MAX_BYTES) {
+    throw new BerthError('BERTH_USAGE', `${flag}: ${path} is larger than ${CLIENT_FILE_MAX_BYTES} bytes`);
+  }
+  return data;
+}
+
+/** The token for a TCP target: --token-file, else $BERTH_TOKEN, else the local data directory's api-token. */
+function resolveToken(flags: ApiTargetFlags, env: NodeJS.ProcessEnv): string | undefined {
+  if (flags.tokenFile !== undefined) {
+    const token = readSmallFile(flags.tokenFile, '--token-file').toString('utf8').trim();
+    if (token === '') throw new BerthError('BERTH_USAGE', `--token-file: ${flags.tokenFile} is empty`);
+    return token;
+  }
+  if (env.BERTH_TOKEN !== undefined && env.BERTH_TOKEN.trim() !== '') return env.BERTH_TOKEN.trim();
+  try {
+    const local = readFileSync(join(flags.dataDir ?? defaultDataDir(env), 'api-token'), 'utf8').trim();
+    return local === '' ? undefined : local;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
- * Which daemon a client command talks to: `--api PATH|HOST:PORT`, else the
- * socket in `--data-dir`, else the socket in the default data directory
- * (the same one `berth run` uses).
+ * Which daemon a client command talks to: `--api PATH|HOST:PORT|https://HOST:PORT`,
+ * else the socket in `--data-dir`, else the socket in the default data
+ * directory (the same one `berth run` uses). TCP carries the bearer token.
  */
 export function resolveApiTarget(flags: ApiTargetFlags, env: NodeJS.ProcessEnv = process.env): ApiTarget {
   if (flags.api !== undefined) {
-    const tcp = flags.api.includes('/') ? undefined : parseHostPort(flags.api);
-    return tcp ? { tcp } : { socketPath: flags.api };
+    const https = flags.api.startsWith('https://');
+    const text = flags.api.replace(/^https?:\/\//, '').replace(/\/$/, '');
+    const tcp = text.includes('/') ? undefined : parseHostPort(text);
+    if (tcp) {
+      const target: ApiTarget = { tcp };
+      const token = resolveToken(flags, env);
+      if (token !== undefined) target.token = token;
+      if (https || flags.tlsCa !== undefined || flags.tlsCert !== undefined) {
+        const tls: { ca?: Buffer; cert?: Buffer; key?: Buffer } = {};
+        if (flags.tlsCa !== undefined) tls.ca = readSmallFile(flags.tlsCa, '--tls-ca');
+        if (flags.tlsCert !== undefined) tls.cert = readSmallFile(flags.tlsCert, '--tls-cert');
+        if (flags.tlsKey !== undefined) tls.key = readSmallFile(flags.tlsKey, '--tls-key');
+        target.tls = tls;
+      }
+      return target;
+    }
+    return { socketPath: flags.api };
   }
   return { socketPath: join(flags.dataDir ?? defaultDataDir(env), 'berth.sock') };
 }

@@ -49,6 +49,13 @@ export const ERROR_CODES = {
   BERTH_PAYLOAD_TOO_LARGE: 'An API request body was larger than allowed.',
   BERTH_NOT_READY: 'The daemon is still starting (state restore, first scan) or is shutting down.',
   BERTH_DAEMON_RUNNING: 'Another berth daemon already serves the API socket of this data directory.',
+  BERTH_UNAUTHORIZED:
+    'A TCP API request had no valid bearer token (or client certificate); send Authorization: Bearer <token>.',
+  BERTH_FORBIDDEN_HOST:
+    'A TCP API request named a Host that is not the listen address or a configured name (DNS rebinding guard).',
+  BERTH_TOO_MANY_CLIENTS: 'The API connection or event-stream cap was reached; retry later.',
+  BERTH_PLUGIN_INFO_INVALID:
+    "A plugin's GetInfo reply broke a documented bound (size, count, UTF-8, control characters).",
   BERTH_DEVICES_UNAVAILABLE:
     'A device allocation cannot be met: the resource is not registered, or too few of its devices are healthy and free.',
   BERTH_ALLOCATION_EXISTS: 'The workload already holds an allocation of that device resource.',

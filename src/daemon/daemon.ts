@@ -18,21 +18,24 @@ import {
   type GrpcDispenser,
   type Registry,
 } from '../registry/index.js';
-import { openSqliteStorage, type SqliteStorage, type StorageCorruptionReport } from '../storage/index.js';
-import { claimApiSocket, closeServer, listenTcp, listenUnix } from './api/api-listener.js';
+import { createSqliteStorage, type SqliteStorage, type StorageCorruptionReport } from '../storage/index.js';
+import { claimApiSocket, closeServer } from './api/api-listener.js';
 import { type ApiApp, createApiApp } from './api/api-server.js';
 import type { ApiBackend, SocketStatus } from './api/api-types.js';
 import { startingHandler, switchableHandler } from './api/starting-handler.js';
+import { createApiLimitMetrics, serveApi } from './api-exposure.js';
 import type { DaemonConfig } from './config/config.js';
 import { BUILTIN_HANDLER_TYPES } from './config/defaults.js';
 import { formatHostPort, type TcpAddress } from './config/listen-address.js';
 import { EventBus } from './event-bus.js';
 import { logEvent } from './event-log.js';
+import { ensurePrivateDirectory, ensurePrivateFile } from './file-modes.js';
 import { buildHandlers, type DaemonHandlers } from './handler-setup.js';
 import { meteredReader, meteredSource } from './metered-objects.js';
 import { createDaemonMetrics, type DaemonMetrics } from './metrics.js';
 import { createConfiguredSource } from './object-source.js';
 import { createPodRegistry } from './pod-registry.js';
+import { pluginsDirProblem } from './readiness.js';
 import { waitForRestoredSockets } from './restore-settle.js';
 import { buildStatus } from './status.js';
 import { type StoppableChild, stopInReverse } from './stop-in-reverse.js';
@@ -79,6 +82,7 @@ export class Daemon implements AsyncDisposable {
   #stopping: Promise<void> | undefined;
 
   readonly #metrics: DaemonMetrics;
+  readonly #apiLimits: ReturnType<typeof createApiLimitMetrics>;
   readonly #bus: EventBus;
   #storage: SqliteStorage | undefined;
   #corruption: StorageCorruptionReport | undefined;
@@ -110,6 +114,7 @@ export class Daemon implements AsyncDisposable {
       registry: new MetricsRegistry(),
       sseClients: () => this.#bus.subscriberCount,
     });
+    this.#apiLimits = createApiLimitMetrics(this.#metrics.registry);
   }
 
   get state(): DaemonState {
@@ -149,19 +154,18 @@ export class Daemon implements AsyncDisposable {
     const { config } = this;
     const logger = this.#logger;
     const clock = this.#clock;
-    makeDirectory(config.dataDir, 0o700, '--data-dir');
+    ensurePrivateDirectory(config.dataDir, '--data-dir', logger);
     makeDirectory(config.pluginsDir, 0o755, '--plugins-dir');
     // Before touching state: refuse early if another daemon owns this data directory,
     // then serve at once: alive, not ready (503) until the full API takes over below.
     await claimApiSocket(config.apiSocketPath);
-    this.#servers.push(await listenUnix(this.#requests.handler, config.apiSocketPath));
-    const address: ApiAddress = { socketPath: config.apiSocketPath };
-    if (config.listen) {
-      const tcp = await listenTcp(this.#requests.handler, config.listen);
-      this.#servers.push(tcp.server);
-      address.tcp = tcp.address;
-    }
-    this.#apiAddress = address;
+    const served = await serveApi(this.#requests.handler, config, logger, this.#apiLimits, (server) =>
+      this.#servers.push(server),
+    );
+    this.#apiAddress = {
+      socketPath: config.apiSocketPath,
+      ...(served.tcp === undefined ? {} : { tcp: served.tcp }),
+    };
     this.#stillStarting();
     this.#stillStarting();
 
@@ -180,7 +184,8 @@ export class Daemon implements AsyncDisposable {
     this.#source = source; // owned (and closed by stop) before a stop can interrupt the start
     this.#stillStarting();
 
-    this.#storage = openSqliteStorage({
+    ensurePrivateFile(config.statePath, 'the state database');
+    const storage = createSqliteStorage({
       path: config.statePath,
       logger: logger.child({ component: 'storage' }),
       clock,
@@ -188,6 +193,8 @@ export class Daemon implements AsyncDisposable {
         this.#corruption = report;
       },
     });
+    this.#storage = storage;
+    await storage.start();
 
     // One gRPC dispenser serves every handler type; it watches the registry to close clients of
     // instances that went away.
@@ -195,7 +202,7 @@ export class Daemon implements AsyncDisposable {
     this.#grpc = grpc;
     const handlerTypes = [...BUILTIN_HANDLER_TYPES, ...config.handlers.map((h) => h.type)];
     const registry = createRegistry({
-      storage: this.#storage,
+      storage,
       dispensers: Object.fromEntries(handlerTypes.map((type) => [type, grpc.dispenser])),
       clock,
       logger: logger.child({ component: 'registry' }),
@@ -203,6 +210,7 @@ export class Daemon implements AsyncDisposable {
       onEvent: (event) => this.#bus.publish(event),
     });
     this.#registry = registry;
+    await registry.start();
     grpc.attach(registry);
     const bridge = createRegistryBridge({ registry, logger: logger.child({ component: 'bridge' }) });
     const restored = new Set<string>();
@@ -261,7 +269,7 @@ export class Daemon implements AsyncDisposable {
       signal: this.#abort.signal,
     });
     this.#stillStarting();
-    const removed = bridge.reconcileRestored(pluginManager.liveSocketPaths());
+    const removed = await bridge.reconcileRestored(pluginManager.liveSocketPaths());
     if (removed.length > 0)
       logger.info({ removed: removed.length }, 'dropped restored plugins whose socket is gone');
 
@@ -284,7 +292,11 @@ export class Daemon implements AsyncDisposable {
       logger: logger.child({ component: 'api' }),
       bodyLimitBytes: config.api.bodyLimitBytes,
       sseQueueSize: config.api.sseQueueSize,
-      sseHeartbeatMs: config.api.sseHeartbeatMs,
+      // A heartbeat well inside the idle timeout keeps idle event streams open.
+      sseHeartbeatMs: Math.min(config.api.sseHeartbeatMs, Math.floor(config.api.idleTimeoutMs / 2)),
+      maxEventStreams: config.api.maxEventStreams,
+      eventStreamBufferBytes: config.api.eventStreamBufferBytes,
+      onLimit: (what) => this.#apiLimits.hit(what === 'cap' ? 'event-streams' : 'lagged'),
     });
     this.#stillStarting();
     this.#requests.use(this.#api.handler);
@@ -338,7 +350,9 @@ export class Daemon implements AsyncDisposable {
         contentType: this.#metrics.registry.contentType,
         render: () => this.#metrics.registry.metrics(),
       },
-      isReady: () => this.#state === 'ready',
+      // Not ready while the plugins directory cannot be watched or registry writes fail.
+      isReady: () => this.#state === 'ready' && this.#readinessProblem(registry) === undefined,
+      readinessProblem: () => this.#readinessProblem(registry),
       csi: handlers.builtin.CSIPlugin,
       dra: handlers.builtin.DRAPlugin,
       status: () =>
@@ -359,8 +373,18 @@ export class Daemon implements AsyncDisposable {
           objects: objects.stats(),
           sseClients: this.#bus.subscriberCount,
           corruption: this.#corruption,
+          storageHealth: registry.storageHealth(),
         }),
     };
+  }
+
+  /** Why a started daemon is not ready: a plugins directory it cannot watch, or failing registry writes. */
+  #readinessProblem(registry: Registry): string | undefined {
+    const dir = pluginsDirProblem(this.config.pluginsDir);
+    if (dir !== undefined) return dir;
+    const health = registry.storageHealth();
+    if (health.state === 'failing') return `registry writes are failing: ${health.lastError.message}`;
+    return undefined;
   }
 
   /**
@@ -381,9 +405,9 @@ export class Daemon implements AsyncDisposable {
     // stopInReverse stops them newest first under the shutdown deadline.
     const children: Array<StoppableChild | undefined> = [
       this.#source && { name: 'the object source', stop: () => this.#source?.stop() },
-      this.#storage && { name: 'the state database', stop: () => this.#storage?.close() },
-      this.#grpc && { name: 'the plugin dispenser', stop: () => this.#grpc?.close() },
-      this.#registry && { name: 'the registry', stop: () => this.#registry?.shutdown() },
+      this.#storage && { name: 'the state database', stop: () => this.#storage?.stop() },
+      this.#grpc && { name: 'the plugin dispenser', stop: () => this.#grpc?.stop() },
+      this.#registry && { name: 'the registry', stop: () => this.#registry?.stop() },
       this.#handlers && {
         name: 'the built-in handlers',
         stop: async () => {

@@ -1,8 +1,9 @@
 import type { ObjectManagersStats } from '../objects/index.js';
+import type { StorageHealth } from '../registry/index.js';
 import type { StorageCorruptionReport } from '../storage/index.js';
 import type { PluginCatalog, SocketStatus } from './api/api-types.js';
 import { isoTime } from './api/views.js';
-import type { StatusView } from './api/wire-types.js';
+import type { StatusView, StorageHealthView } from './api/wire-types.js';
 import type { DaemonConfig } from './config/config.js';
 
 export interface StatusInput {
@@ -17,6 +18,8 @@ export interface StatusInput {
   objects: ObjectManagersStats;
   sseClients: number;
   corruption: StorageCorruptionReport | undefined;
+  /** Whether registry writes reach the database (registry.storageHealth()). */
+  storageHealth?: StorageHealth;
 }
 
 /** The GET /v1/status document (and `berth status`). */
@@ -62,6 +65,7 @@ export function buildStatus(input: StatusInput): StatusView {
     objects: { source: config.objects.source.type, strategy: input.objects.strategy },
     storage: {
       path: config.statePath,
+      health: storageHealthView(input.storageHealth),
       corruption: corruption
         ? {
             path: corruption.path,
@@ -71,5 +75,18 @@ export function buildStatus(input: StatusInput): StatusView {
           }
         : null,
     },
+  };
+}
+
+function storageHealthView(health: StorageHealth | undefined): StorageHealthView | null {
+  if (health === undefined) return null;
+  if (health.state === 'ok') return { state: 'ok', failures: health.failures };
+  return {
+    state: 'failing',
+    failures: health.failures,
+    since: isoTime(health.since),
+    lastError: { code: health.lastError.code, message: health.lastError.message },
+    pendingDeletes: health.pendingDeletes,
+    retryAt: health.retryAt === undefined ? null : isoTime(health.retryAt),
   };
 }

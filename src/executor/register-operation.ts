@@ -1,6 +1,7 @@
 import type { ActualStateOfWorld, PluginInfo } from '../cache/types.js';
 import { BerthError, type BerthErrorCode, errorMessage, type Logger } from '../common/index.js';
 import type { PluginCallContext } from '../handlers/types.js';
+import { enforcePluginInfoBounds } from '../registration/index.js';
 import type { DialRegistration, RegistrationConnection } from '../registration/types.js';
 import type { ExecutorTimeouts, HandlerLookup, PluginGeneration } from './types.js';
 import { deregisterQuietly } from './unregister-operation.js';
@@ -88,6 +89,7 @@ export async function registerOperation(
       return new BerthError(code, errorText, { cause, details: { ...plugin, socketPath } });
     };
 
+    await enforcePluginInfoBounds(conn, info, socketPath, { timeoutMs: timeouts.notifyMs, signal });
     const handler = getHandler(info.type);
     if (handler === undefined) {
       const text = `RegisterPlugin error -- no handler registered for plugin type: ${info.type} at socket ${socketPath}`;

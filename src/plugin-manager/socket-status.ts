@@ -77,12 +77,13 @@ function statusOf(
   // Only the current generation's operation record counts.
   if (op === undefined || (wanted !== undefined && op.generation !== wanted.uuid)) return status;
   status.attempts = op.attempts;
-  if (op.pending) return status;
+  // A retry in flight still shows why the previous attempt failed.
   if (op.lastError !== undefined) {
     status.lastError = describe(op.lastError);
     const { type, name } = op.lastError.details;
     if (typeof type === 'string' && typeof name === 'string') status.plugin = { type, name };
   }
+  if (op.pending) return status;
   if (op.retryAt !== undefined) {
     status.retryAt = op.retryAt;
     status.state = inputs.now <= op.retryAt ? 'backoff' : 'failed';

@@ -13,6 +13,7 @@ import { create } from '@bufbuild/protobuf';
 import { Client, connectivityState, credentials, type ServiceError } from '@grpc/grpc-js';
 import { abortedError, BerthError } from '../common/index.js';
 import { InfoRequestSchema, RegistrationStatusSchema } from './gen/pluginregistration/api_pb.js';
+import { PLUGIN_INFO_LIMITS } from './plugin-info-bounds.js';
 import type {
   CallOptions,
   DialRegistration,
@@ -24,7 +25,11 @@ import { assertTimeout, callUnary } from './unary-call.js';
 import { registrationMethods, unixTarget } from './wire.js';
 
 /** Each dial gets its own subchannel, so closing it closes the socket connection. */
-export const freshChannelOptions = { 'grpc.use_local_subchannel_pool': 1 } as const;
+export const freshChannelOptions = {
+  'grpc.use_local_subchannel_pool': 1,
+  // A plugin's GetInfo reply is a few hundred bytes; a huge one is refused by gRPC itself.
+  'grpc.max_receive_message_length': PLUGIN_INFO_LIMITS.messageBytes,
+} as const;
 
 export const dialRegistration: DialRegistration = async (socketPath, options) => {
   if (typeof socketPath !== 'string' || socketPath === '') {
@@ -32,6 +37,7 @@ export const dialRegistration: DialRegistration = async (socketPath, options) =>
   }
   assertTimeout(options.timeoutMs, `dial ${socketPath}`);
   const absolute = resolvePath(socketPath);
+  assertSocketPathFits(absolute);
   const client = new Client(unixTarget(absolute), credentials.createInsecure(), freshChannelOptions);
   try {
     await waitForReady(client, absolute, options);
@@ -41,6 +47,19 @@ export const dialRegistration: DialRegistration = async (socketPath, options) =>
   }
   return new GrpcRegistrationConnection(socketPath, client);
 };
+
+/** sun_path holds 108 bytes with its NUL; a longer path cannot be connected to at all. */
+const UNIX_PATH_MAX_BYTES = 107;
+
+function assertSocketPathFits(path: string): void {
+  const bytes = Buffer.byteLength(path);
+  if (bytes > UNIX_PATH_MAX_BYTES) {
+    throw dialError(
+      path,
+      `the path is ${bytes} bytes, longer than the unix socket limit of ${UNIX_PATH_MAX_BYTES}`,
+    );
+  }
+}
 
 class GrpcRegistrationConnection implements RegistrationConnection {
   constructor(

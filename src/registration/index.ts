@@ -1,6 +1,19 @@
 export { dialRegistration } from './dial.js';
 export { callExampleInfo } from './example-client.js';
 export { createExamplePlugin, ExamplePlugin, type ExamplePluginOptions } from './example-plugin.js';
+/** The pluginregistration wire messages, for plugins and tests that speak the protocol by hand. */
+export {
+  PluginInfoSchema,
+  RegistrationStatusResponseSchema,
+  RegistrationStatusSchema,
+} from './gen/pluginregistration/api_pb.js';
+export {
+  checkPluginInfoWire,
+  clip,
+  enforcePluginInfoBounds,
+  PLUGIN_INFO_LIMITS,
+  pluginInfoProblem,
+} from './plugin-info-bounds.js';
 export {
   createRegistrationServer,
   RegistrationServer,

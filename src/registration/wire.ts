@@ -31,6 +31,8 @@ import {
   RegistrationStatusSchema,
 } from './gen/pluginregistration/api_pb.js';
 
+import { checkPluginInfoWire } from './plugin-info-bounds.js';
+
 /** `/<package>.<Service>/<Method>`, the HTTP/2 path every gRPC stack uses. */
 export function methodPath(method: DescMethod): string {
   return `/${method.parent.typeName}/${method.name}`;
@@ -53,8 +55,18 @@ export function unary<I extends DescMessage, O extends DescMessage>(
   };
 }
 
+const getInfoMethod = unary(Registration.method.getInfo, InfoRequestSchema, PluginInfoSchema);
+
 export const registrationMethods = {
-  getInfo: unary(Registration.method.getInfo, InfoRequestSchema, PluginInfoSchema),
+  getInfo: {
+    ...getInfoMethod,
+    // Strict on the raw bytes, as Go's protobuf is: invalid UTF-8 fails the
+    // call instead of being replaced silently (plugin-info-bounds.ts).
+    responseDeserialize: (bytes: Buffer) => {
+      checkPluginInfoWire(bytes);
+      return getInfoMethod.responseDeserialize(bytes);
+    },
+  },
   notifyRegistrationStatus: unary(
     Registration.method.notifyRegistrationStatus,
     RegistrationStatusSchema,

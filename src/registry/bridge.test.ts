@@ -2,9 +2,15 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isBerthError } from '../common/index.js';
 import type { PluginCallContext } from '../handlers/types.js';
-import { openSqliteStorage } from '../storage/index.js';
+import { createSqliteStorage, type SqliteStorage } from '../storage/index.js';
 import { createTempDir } from '../testing/index.js';
 import { createRegistry, createRegistryBridge } from './index.js';
+
+async function openSqliteStorage(options: { path: string }): Promise<SqliteStorage> {
+  const storage = createSqliteStorage(options);
+  await storage.start();
+  return storage;
+}
 
 function context(socketPath: string, type = 'csi'): PluginCallContext {
   return { type, socketPath, foundInDeprecatedDir: false };
@@ -65,24 +71,24 @@ describe('registry bridge', () => {
     const dir = createTempDir();
     try {
       const path = dir.join('state.db');
-      const storage = openSqliteStorage({ path });
+      const storage = await openSqliteStorage({ path });
       const before = createRegistry({ storage });
       const handler = createRegistryBridge({ registry: before }).handlerFor('csi');
       await handler.registerPlugin('a', '/run/a.sock', ['1'], context('/reg/a.sock'));
       await handler.registerPlugin('b', '/run/b.sock', ['1'], context('/reg/b.sock'));
       await handler.registerPlugin('b', '/run/b2.sock', ['1'], context('/reg/b2.sock'));
       await handler.registerPlugin('c', '/run/c.sock', ['1'], context('/reg/c.sock'));
-      before.shutdown();
-      storage.close();
+      await before.stop();
+      await storage.stop();
 
       // The daemon restarts: the registry restores all four instances.
-      const restoredStorage = openSqliteStorage({ path });
+      const restoredStorage = await openSqliteStorage({ path });
       try {
         const registry = createRegistry({ storage: restoredStorage });
         const bridge = createRegistryBridge({ registry });
         // The plugin manager re-registers c before the scan completes (its socket is not in the scan set).
         await bridge.handlerFor('csi').registerPlugin('c', '/run/c.sock', ['1'], context('/reg/c.sock'));
-        const removed = bridge.reconcileRestored(new Set(['/reg/a.sock', '/reg/b.sock']));
+        const removed = await bridge.reconcileRestored(new Set(['/reg/a.sock', '/reg/b.sock']));
         assert.deepEqual(removed.map((i) => `${i.name}@${i.allocId}`).sort(), ['b@/reg/b2.sock']);
         assert.deepEqual(
           registry.listInstances('csi', 'b').map((i) => i.allocId),
@@ -91,19 +97,13 @@ describe('registry bridge', () => {
         );
         assert.equal(registry.listInstances('csi', 'a').length, 1);
         assert.equal(registry.listInstances('csi', 'c').length, 1, 'confirmed by the plugin manager: kept');
-        assert.deepEqual(
-          bridge
-            .reconcileRestored(new Set())
-            .map((i) => i.name)
-            .sort(),
-          ['a', 'b'],
-        );
-        assert.deepEqual(bridge.reconcileRestored(new Set()), [], 'nothing restored is left to check');
-        registry.shutdown();
+        assert.deepEqual((await bridge.reconcileRestored(new Set())).map((i) => i.name).sort(), ['a', 'b']);
+        assert.deepEqual(await bridge.reconcileRestored(new Set()), [], 'nothing restored is left to check');
+        await registry.stop();
       } finally {
-        restoredStorage.close();
+        await restoredStorage.stop();
       }
-      const after = openSqliteStorage({ path });
+      const after = await openSqliteStorage({ path });
       try {
         const registry = createRegistry({ storage: after });
         assert.deepEqual(
@@ -112,7 +112,7 @@ describe('registry bridge', () => {
           'the removals were persisted',
         );
       } finally {
-        after.close();
+        await after.stop();
       }
     } finally {
       dir.remove();
@@ -151,6 +151,6 @@ describe('registry bridge', () => {
     await handler.deRegisterPlugin('p', '/run/p.sock', context('/reg/p.sock'));
     await handler.registerPlugin('p', '/run/p.sock', ['1.0.0'], context('/reg/p.sock'));
     assert.equal(registry.listInstances('csi', 'p')[0]?.options['csi.nodeId'], undefined);
-    registry.shutdown();
+    await registry.stop();
   });
 });

@@ -26,7 +26,7 @@ export interface RegistryBridge {
    * created and not registered again since) whose socket is not live.
    * Call it after the plugin manager's first directory scan. Returns what it removed.
    */
-  reconcileRestored(liveSocketPaths: ReadonlySet<string>): PluginInstanceInfo[];
+  reconcileRestored(liveSocketPaths: ReadonlySet<string>): Promise<PluginInstanceInfo[]>;
   /**
    * Merges a handler's facts into an instance's options (HandlerServices.recordFacts).
    * While the instance's registration is under way they are held and land with
@@ -77,7 +77,12 @@ export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBr
         pendingFacts.set(id, { ...pendingFacts.get(id), ...facts });
         return;
       }
-      registry.registerPlugin({ ...present, options: { ...present.options, ...facts } });
+      // A later fact updates the durable instance; a failed write is the registry's storage-error to report.
+      registry
+        .registerPlugin({ ...present, options: { ...present.options, ...facts } })
+        .catch((err: unknown) => {
+          logger.warn({ err, type: instance.type, name: instance.name }, 'could not record handler facts');
+        });
     },
 
     handlerFor(type: string): PluginHandler {
@@ -88,7 +93,9 @@ export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBr
           unconfirmed.delete(id);
           const facts = pendingFacts.get(id);
           pendingFacts.delete(id);
-          registry.registerPlugin({
+          // Bad input throws at once; the promise resolves once the registration is durable,
+          // so the plugin is told Notify(true) only then.
+          const durable = registry.registerPlugin({
             type,
             name,
             version: versions[0] ?? '',
@@ -97,15 +104,17 @@ export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBr
             allocId: context.socketPath,
             options: { ...facts, endpoint, socketPath: context.socketPath, versions: versions.join(',') },
           });
-          live.add(id);
+          return durable.then(() => {
+            live.add(id);
+          });
         },
-        deRegisterPlugin(name, _endpoint, context) {
+        async deRegisterPlugin(name, _endpoint, context) {
           const id = key(type, name, context.socketPath);
           unconfirmed.delete(id);
           pendingFacts.delete(id);
           live.delete(id);
           try {
-            registry.deregisterPlugin(type, name, context.socketPath);
+            await registry.deregisterPlugin(type, name, context.socketPath);
           } catch (err) {
             // Nothing of this type was ever registered: there is nothing to remove.
             if (!isBerthError(err, 'BERTH_NO_PLUGINS_FOR_TYPE')) throw err;
@@ -118,7 +127,7 @@ export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBr
       };
     },
 
-    reconcileRestored(liveSocketPaths) {
+    async reconcileRestored(liveSocketPaths) {
       const removed: PluginInstanceInfo[] = [];
       for (const [id, info] of [...unconfirmed]) {
         // An empty id was not written by this bridge and names no socket.
@@ -128,9 +137,9 @@ export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBr
         if (present === undefined) continue;
         let failure: unknown;
         try {
-          registry.deregisterPlugin(info.type, info.name, info.allocId);
+          await registry.deregisterPlugin(info.type, info.name, info.allocId);
         } catch (err) {
-          // A storage failure still removes the instance in memory; report what actually happened.
+          // Report what actually happened (a deregistration hides the instance even when its write fails).
           failure = err;
         }
         const gone = !registry.listInstances(info.type, info.name).some((e) => e.allocId === info.allocId);

@@ -23,9 +23,9 @@ function setup(t: TestContext, readyTimeoutMs?: number) {
   const dispenser = createGrpcDispenser(readyTimeoutMs === undefined ? {} : { readyTimeoutMs });
   const registry: Registry = createRegistry({ dispensers: { 'csi-node': dispenser.dispenser } });
   dispenser.attach(registry);
-  t.after(() => {
-    dispenser.close();
-    registry.shutdown();
+  t.after(async () => {
+    await dispenser.stop();
+    await registry.stop();
   });
   return { dir, registry, dispenser };
 }
@@ -39,7 +39,7 @@ async function dispenseClient(registry: Registry, name = 'my-plugin'): Promise<g
 }
 
 describe('gRPC dispenser', () => {
-  it('watches exactly one registry', (t) => {
+  it('watches exactly one registry', async (t) => {
     const { registry, dispenser } = setup(t);
     assert.throws(() => dispenser.attach(registry), /already attached/);
   });
@@ -48,7 +48,7 @@ describe('gRPC dispenser', () => {
     const { dir, registry } = setup(t);
     const socketPath = dir.join('p.sock');
     await startServer(t, socketPath);
-    registry.registerPlugin(nodePlugin(0, { connectionInfo: { socketPath } }));
+    await registry.registerPlugin(nodePlugin(0, { connectionInfo: { socketPath } }));
     const [first, concurrent] = await Promise.all([dispenseClient(registry), dispenseClient(registry)]);
     assert.equal(stateOf(first), grpc.connectivityState.READY);
     assert.equal(concurrent, first);
@@ -59,12 +59,12 @@ describe('gRPC dispenser', () => {
     const { dir, registry } = setup(t);
     const socketPath = dir.join('p.sock');
     await startServer(t, socketPath);
-    registry.registerPlugin(nodePlugin(0, { connectionInfo: { socketPath } }));
-    registry.registerPlugin(nodePlugin(1, { name: 'other', connectionInfo: { socketPath } }));
+    await registry.registerPlugin(nodePlugin(0, { connectionInfo: { socketPath } }));
+    await registry.registerPlugin(nodePlugin(1, { name: 'other', connectionInfo: { socketPath } }));
     const client = await dispenseClient(registry);
     const otherClient = await dispenseClient(registry, 'other');
     assert.notEqual(client, otherClient, 'separate instances, separate clients');
-    registry.deregisterPlugin('csi-node', 'my-plugin', 'alloc-0');
+    await registry.deregisterPlugin('csi-node', 'my-plugin', 'alloc-0');
     await waitFor('client closed', () => stateOf(client) === grpc.connectivityState.SHUTDOWN);
     assert.equal(stateOf(otherClient), grpc.connectivityState.READY, 'other instances keep theirs');
   });
@@ -75,9 +75,9 @@ describe('gRPC dispenser', () => {
     const newSocket = dir.join('new.sock');
     await startServer(t, oldSocket);
     await startServer(t, newSocket);
-    registry.registerPlugin(nodePlugin(0, { connectionInfo: { socketPath: oldSocket } }));
+    await registry.registerPlugin(nodePlugin(0, { connectionInfo: { socketPath: oldSocket } }));
     const before = await dispenseClient(registry);
-    registry.registerPlugin(nodePlugin(0, { connectionInfo: { socketPath: newSocket } }));
+    await registry.registerPlugin(nodePlugin(0, { connectionInfo: { socketPath: newSocket } }));
     await waitFor('old client closed', () => stateOf(before) === grpc.connectivityState.SHUTDOWN);
     const after = await dispenseClient(registry);
     assert.notEqual(after, before);
@@ -89,13 +89,13 @@ describe('gRPC dispenser', () => {
     const { dir, registry } = setup(t);
     const socketPath = dir.join('p.sock');
     await startServer(t, socketPath);
-    registry.registerPlugin(nodePlugin(0, { connectionInfo: { socketPath } }));
-    registry.registerPlugin(nodePlugin(1, { name: 'witness', connectionInfo: { socketPath } }));
+    await registry.registerPlugin(nodePlugin(0, { connectionInfo: { socketPath } }));
+    await registry.registerPlugin(nodePlugin(1, { name: 'witness', connectionInfo: { socketPath } }));
     const client = await dispenseClient(registry);
     const witness = await dispenseClient(registry, 'witness');
-    registry.deregisterPlugin('csi-node', 'my-plugin', 'alloc-0');
-    registry.registerPlugin(nodePlugin(0, { connectionInfo: { socketPath } }));
-    registry.deregisterPlugin('csi-node', 'witness', 'alloc-1');
+    await registry.deregisterPlugin('csi-node', 'my-plugin', 'alloc-0');
+    await registry.registerPlugin(nodePlugin(0, { connectionInfo: { socketPath } }));
+    await registry.deregisterPlugin('csi-node', 'witness', 'alloc-1');
     // Events are handled in order: once the witness is closed, the earlier events were handled too.
     await waitFor('witness closed', () => stateOf(witness) === grpc.connectivityState.SHUTDOWN);
     assert.equal(stateOf(client), grpc.connectivityState.READY);
@@ -105,7 +105,7 @@ describe('gRPC dispenser', () => {
   it('fails with BERTH_DIAL_FAILED when nothing listens, and tries afresh next time', async (t) => {
     const { dir, registry } = setup(t, 300);
     const socketPath = dir.join('late.sock');
-    registry.registerPlugin(nodePlugin(0, { connectionInfo: { socketPath } }));
+    await registry.registerPlugin(nodePlugin(0, { connectionInfo: { socketPath } }));
     await assert.rejects(registry.dispensePlugin('csi-node', 'my-plugin'), {
       code: 'BERTH_DIAL_FAILED',
       message: /did not become ready within 300 ms/,
@@ -116,20 +116,23 @@ describe('gRPC dispenser', () => {
 
   it('rejects an instance without a socket path', async (t) => {
     const { registry } = setup(t);
-    registry.registerPlugin(nodePlugin(0, { connectionInfo: { socketPath: '' } }));
+    await registry.registerPlugin(nodePlugin(0, { connectionInfo: { socketPath: '' } }));
     await assert.rejects(registry.dispensePlugin('csi-node', 'my-plugin'), {
       code: 'BERTH_SOCKET_PATH_EMPTY',
     });
   });
 
-  it('close() closes every client and refuses further dispensing', async (t) => {
+  it('stop() closes every client and refuses further dispensing; it is memoised', async (t) => {
     const { dir, registry, dispenser } = setup(t);
     const socketPath = dir.join('p.sock');
     await startServer(t, socketPath);
-    registry.registerPlugin(nodePlugin(0, { connectionInfo: { socketPath } }));
+    await registry.registerPlugin(nodePlugin(0, { connectionInfo: { socketPath } }));
     const client = await dispenseClient(registry);
-    dispenser.close();
-    dispenser.close();
+    const stopping = dispenser.stop();
+    assert.equal(dispenser.stop(), stopping);
+    await stopping;
+    await dispenser[Symbol.asyncDispose]();
+    assert.equal(dispenser.state, 'stopped');
     assert.equal(stateOf(client), grpc.connectivityState.SHUTDOWN);
     await assert.rejects(registry.dispensePlugin('csi-node', 'my-plugin'), { code: 'BERTH_SHUT_DOWN' });
   });

@@ -2,11 +2,15 @@ import * as grpc from '@grpc/grpc-js';
 import {
   BerthError,
   errorMessage,
+  type Lifecycle,
+  LifecycleController,
+  type LifecycleState,
   type Logger,
   type PluginInstanceInfo,
   silentLogger,
 } from '../common/index.js';
 import { copyInfo, sameDefinition } from './instance-info.js';
+import { GRPC_DISPENSER_DEFAULTS } from './registry-options.js';
 import type { PluginDispenser, Registry } from './types.js';
 
 /** What the dispenser needs of a registry: its events, and its instances to check them against. */
@@ -24,13 +28,16 @@ export interface GrpcDispenserOptions {
   readyTimeoutMs?: number;
 }
 
-export interface GrpcDispenser {
+/**
+ * Lifecycle: usable from creation (the registry may dispense before anyone
+ * calls start); start() only marks it running; stop() closes every client,
+ * stops watching the registry, and refuses later dispenses (BERTH_SHUT_DOWN).
+ */
+export interface GrpcDispenser extends Lifecycle {
   /** Resolves with a ready @grpc/grpc-js Client for the instance's socket. */
   dispenser: PluginDispenser;
   /** Starts watching a registry (once; a second attach throws). */
   attach(registry: RegistryEvents): void;
-  /** Closes every client and stops watching the registry; idempotent. */
-  close(): void;
 }
 
 interface CachedClient {
@@ -40,8 +47,6 @@ interface CachedClient {
   ready: Promise<grpc.Client>;
 }
 
-const DEFAULT_READY_TIMEOUT_MS = 5000;
-
 /**
  * A dispenser of generic gRPC clients, one per instance (type, name, allocId),
  * reused while that instance lives and closed once it is deregistered or
@@ -49,10 +54,17 @@ const DEFAULT_READY_TIMEOUT_MS = 5000;
  */
 export function createGrpcDispenser(options: GrpcDispenserOptions = {}): GrpcDispenser {
   const logger = options.logger ?? silentLogger;
-  const readyTimeoutMs = options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
+  const readyTimeoutMs = options.readyTimeoutMs ?? GRPC_DISPENSER_DEFAULTS.readyTimeoutMs;
   const clients = new Map<string, CachedClient>();
   const stop = new AbortController();
   let closed = false;
+  const lifecycle = new LifecycleController({
+    onStop: () => {
+      closed = true;
+      stop.abort();
+      for (const key of [...clients.keys()]) drop(key, 'dispenser stopped');
+    },
+  });
   let registry: RegistryEvents | undefined;
 
   const drop = (key: string, reason: string) => {
@@ -99,7 +111,7 @@ export function createGrpcDispenser(options: GrpcDispenserOptions = {}): GrpcDis
   if (options.registry !== undefined) attach(options.registry);
 
   const dispenser: PluginDispenser = (info) => {
-    if (closed) throw new BerthError('BERTH_SHUT_DOWN', 'the gRPC plugin dispenser is closed');
+    if (closed) throw new BerthError('BERTH_SHUT_DOWN', 'the gRPC plugin dispenser was stopped');
     const socketPath = info.connectionInfo?.socketPath ?? '';
     if (socketPath === '') {
       throw new BerthError(
@@ -137,12 +149,12 @@ export function createGrpcDispenser(options: GrpcDispenserOptions = {}): GrpcDis
   return {
     dispenser,
     attach,
-    close() {
-      if (closed) return;
-      closed = true;
-      stop.abort();
-      for (const key of [...clients.keys()]) drop(key, 'dispenser closed');
+    get state(): LifecycleState {
+      return lifecycle.state;
     },
+    start: (signal) => lifecycle.start(signal),
+    stop: () => lifecycle.stop(),
+    [Symbol.asyncDispose]: () => lifecycle.stop(),
   };
 }
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { BerthError, type PluginEvent } from '../common/index.js';
-import { createMemoryStorage, openSqliteStorage, type StateStorage } from '../storage/index.js';
+import { createMemoryStorage, createSqliteStorage, type RegistryStorage } from '../storage/index.js';
 import {
   createRecordingLogger,
   createTempDir,
@@ -25,22 +25,22 @@ function snapshot(registry: Registry) {
 
 describe('registry persistence', () => {
   for (const kind of storageKinds) {
-    it(`restores every instance, in order, with every field (${kind.name})`, () => {
-      const fixture = kind.create();
+    it(`restores every instance, in order, with every field (${kind.name})`, async () => {
+      const fixture = await kind.create();
       try {
         const clock = new FakeClock(1_000);
         const first = createRegistry({ storage: fixture.storage(), clock });
         for (let n = 0; n < 5; n++) {
-          first.registerPlugin(nodePlugin(n, { options: { Provider: 'org.example', n: String(n) } }));
-          first.registerPlugin(nodePlugin(n, { name: 'second', type: 'csi-controller' }));
+          await first.registerPlugin(nodePlugin(n, { options: { Provider: 'org.example', n: String(n) } }));
+          await first.registerPlugin(nodePlugin(n, { name: 'second', type: 'csi-controller' }));
         }
-        first.registerPlugin(nodePlugin(9, { type: 'emptied' }));
-        first.deregisterPlugin('emptied', 'my-plugin', 'alloc-9');
-        first.deregisterPlugin('csi-node', 'my-plugin', 'alloc-2');
+        await first.registerPlugin(nodePlugin(9, { type: 'emptied' }));
+        await first.deregisterPlugin('emptied', 'my-plugin', 'alloc-9');
+        await first.deregisterPlugin('csi-node', 'my-plugin', 'alloc-2');
         const before = snapshot(first);
-        first.shutdown();
+        await first.stop();
 
-        const second = createRegistry({ storage: fixture.restart(), clock });
+        const second = createRegistry({ storage: await fixture.restart(), clock });
         assert.deepEqual(snapshot(second), before);
         assert.deepEqual(
           second.listInstances('csi-node', 'my-plugin').map((i) => i.allocId),
@@ -49,19 +49,20 @@ describe('registry persistence', () => {
         assert.deepEqual(second.listPlugins('emptied'), [], 'a type whose instances are gone stays known');
         assert.equal(second.listPlugins('never-seen'), undefined);
       } finally {
-        fixture.dispose();
+        await fixture.dispose();
       }
     });
   }
 
-  it('a corrupt SQLite database: the registry starts empty and reports a storage error', () => {
+  it('a corrupt SQLite database: the registry starts empty and reports a storage error', async () => {
     const dir = createTempDir();
     try {
       const path = dir.join('state.db');
       writeFileSync(path, 'this is not a database, it is a grocery list: eggs, milk, sockets');
       const logs: LogRecord[] = [];
       const tapped: PluginEvent[] = [];
-      const storage = openSqliteStorage({ path, clock: new FakeClock() });
+      const storage = createSqliteStorage({ path, clock: new FakeClock() });
+      await storage.start();
       try {
         const registry = createRegistry({
           storage,
@@ -80,20 +81,23 @@ describe('registry persistence', () => {
         assert.ok(logs.some((l) => l.level === 'error' && l.fields.code === 'BERTH_STORAGE_CORRUPT'));
         assert.ok(storage.corruption !== undefined && existsSync(storage.corruption.movedTo));
         // It carries on, on the fresh database.
-        registry.registerPlugin(nodePlugin(0));
-        storage.close();
-        const again = createRegistry({ storage: openSqliteStorage({ path }) });
+        await registry.registerPlugin(nodePlugin(0));
+        await storage.stop();
+        const reopened = createSqliteStorage({ path });
+        await reopened.start();
+        const again = createRegistry({ storage: reopened });
         assert.equal(again.listPlugins('csi-node')?.[0]?.allocId, 'alloc-0');
+        await reopened.stop();
       } finally {
-        storage.close();
+        await storage.stop();
       }
     } finally {
       dir.remove();
     }
   });
 
-  it('any storage whose read fails: empty registry, reported, not thrown', () => {
-    const failing: StateStorage = {
+  it('any storage whose read fails: empty registry, reported, not thrown', async () => {
+    const failing: RegistryStorage = {
       ...createMemoryStorage(),
       getDynamicPluginRegistryState: () => {
         throw new BerthError('BERTH_STORAGE_FAILED', 'cannot read');
@@ -101,6 +105,7 @@ describe('registry persistence', () => {
     };
     const tapped: PluginEvent[] = [];
     const registry = createRegistry({ storage: failing, onEvent: (e) => tapped.push(e) });
+    await registry.start();
     assert.deepEqual(registry.types(), []);
     assert.deepEqual(
       tapped.map((e) => (e.type === 'storage-error' ? e.error : e.type)),
@@ -108,14 +113,16 @@ describe('registry persistence', () => {
     );
   });
 
-  it('a stored state without a plugins map counts as empty', () => {
-    const storage: StateStorage = {
+  it('a stored state without a plugins map counts as empty', async () => {
+    const storage: RegistryStorage = {
       ...createMemoryStorage(),
-      getDynamicPluginRegistryState: () => ({}) as ReturnType<StateStorage['getDynamicPluginRegistryState']>,
+      getDynamicPluginRegistryState: () =>
+        ({}) as ReturnType<RegistryStorage['getDynamicPluginRegistryState']>,
     };
     const registry = createRegistry({ storage });
+    await registry.start();
     assert.deepEqual(registry.types(), []);
-    registry.registerPlugin(nodePlugin(0));
+    await registry.registerPlugin(nodePlugin(0));
     assert.equal(registry.listPlugins('csi-node')?.length, 1);
   });
 });

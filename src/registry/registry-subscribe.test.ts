@@ -34,10 +34,10 @@ describe('registry: subscriptions', () => {
     const registry = createRegistry();
     const a = registry.subscribe('csi-node')[Symbol.asyncIterator]();
     const b = registry.subscribe('csi-node')[Symbol.asyncIterator]();
-    registry.registerPlugin(nodePlugin(0));
+    await registry.registerPlugin(nodePlugin(0));
     assert.deepEqual(await take(a, 1), ['registered csi-node/alloc-0']);
     assert.deepEqual(await take(b, 1), ['registered csi-node/alloc-0']);
-    registry.shutdown();
+    await registry.stop();
   });
 
   it('aborting one subscription ends it and leaves the others alone; publishing to nobody is fine', async () => {
@@ -48,19 +48,19 @@ describe('registry: subscriptions', () => {
     const pending = cancelled.next();
     controller.abort();
     assert.equal((await pending).done, true);
-    registry.registerPlugin(nodePlugin(0));
+    await registry.registerPlugin(nodePlugin(0));
     assert.deepEqual(await take(kept, 1), ['registered csi-node/alloc-0']);
     await ended(cancelled, 'cancelled subscriber');
     // No subscribers left for this type at all: registering still works.
-    registry.registerPlugin(nodePlugin(0, { type: 'nobody-listens' }));
+    await registry.registerPlugin(nodePlugin(0, { type: 'nobody-listens' }));
     assert.equal(registry.listPlugins('nobody-listens')?.length, 1);
-    registry.shutdown();
+    await registry.stop();
   });
 
   it('an already-aborted signal gives an ended stream', async () => {
     const registry = createRegistry();
     const events = registry.subscribe('csi-node', { signal: AbortSignal.abort() })[Symbol.asyncIterator]();
-    registry.registerPlugin(nodePlugin(0));
+    await registry.registerPlugin(nodePlugin(0));
     await ended(events, 'pre-aborted subscriber');
   });
 
@@ -69,10 +69,10 @@ describe('registry: subscriptions', () => {
     const node = registry.subscribe('csi-node')[Symbol.asyncIterator]();
     const controller = registry.subscribe('csi-controller')[Symbol.asyncIterator]();
     const all = registry.subscribe(undefined)[Symbol.asyncIterator]();
-    registry.registerPlugin(nodePlugin(0));
-    registry.registerPlugin(nodePlugin(7, { type: 'csi-controller' }));
-    registry.registerPlugin(nodePlugin(1));
-    registry.deregisterPlugin('csi-node', 'my-plugin', 'alloc-0');
+    await registry.registerPlugin(nodePlugin(0));
+    await registry.registerPlugin(nodePlugin(7, { type: 'csi-controller' }));
+    await registry.registerPlugin(nodePlugin(1));
+    await registry.deregisterPlugin('csi-node', 'my-plugin', 'alloc-0');
     assert.deepEqual(await take(node, 3), [
       'registered csi-node/alloc-0',
       'registered csi-node/alloc-1',
@@ -85,14 +85,14 @@ describe('registry: subscriptions', () => {
       'registered csi-node/alloc-1',
       'deregistered csi-node/alloc-0',
     ]);
-    registry.shutdown();
+    await registry.stop();
   });
 
   it('a subscriber that never reads blocks neither 1000 registrations nor another subscriber', async () => {
     const registry = createRegistry();
     registry.subscribe('csi-node'); // never read
     const reader = registry.subscribe('csi-node')[Symbol.asyncIterator]();
-    for (let n = 0; n < 1000; n++) registry.registerPlugin(nodePlugin(n));
+    for (let n = 0; n < 1000; n++) await registry.registerPlugin(nodePlugin(n));
     // Every call above returned; the reader gets all of them, in order.
     assert.equal(registry.listInstances('csi-node', 'my-plugin').length, 1000);
     const seen = await take(reader, 1000);
@@ -100,14 +100,14 @@ describe('registry: subscriptions', () => {
       seen,
       Array.from({ length: 1000 }, (_, n) => `registered csi-node/alloc-${n}`),
     );
-    registry.shutdown();
+    await registry.stop();
   });
 
   it('a bounded subscriber that falls behind is told with a lagged event, then gets the newest events', async () => {
     const registry = createRegistry({ subscriberQueueSize: 100 });
     const bounded = registry.subscribe('csi-node', { queueSize: 5 })[Symbol.asyncIterator]();
     const roomy = registry.subscribe('csi-node')[Symbol.asyncIterator]();
-    for (let n = 0; n < 20; n++) registry.registerPlugin(nodePlugin(n));
+    for (let n = 0; n < 20; n++) await registry.registerPlugin(nodePlugin(n));
     assert.deepEqual(await take(bounded, 6), [
       'lagged 15',
       'registered csi-node/alloc-15',
@@ -118,18 +118,18 @@ describe('registry: subscriptions', () => {
     ]);
     // The registry-wide bound (100) is not reached by the other subscriber.
     assert.deepEqual((await take(roomy, 20))[0], 'registered csi-node/alloc-0');
-    registry.shutdown();
+    await registry.stop();
   });
 
   it('applies the registry-wide queue bound by default', async () => {
     const registry = createRegistry({ subscriberQueueSize: 3 });
     const events = registry.subscribe(undefined)[Symbol.asyncIterator]();
-    for (let n = 0; n < 10; n++) registry.registerPlugin(nodePlugin(n));
+    for (let n = 0; n < 10; n++) await registry.registerPlugin(nodePlugin(n));
     assert.deepEqual((await take(events, 1))[0], 'lagged 7');
-    registry.shutdown();
+    await registry.stop();
   });
 
-  it('rejects a queue size that is not a positive integer', () => {
+  it('rejects a queue size that is not a positive integer', async () => {
     assert.throws(() => createRegistry({ subscriberQueueSize: 0 }), { code: 'BERTH_INVALID_ARGUMENT' });
     const registry = createRegistry();
     assert.throws(() => registry.subscribe('x', { queueSize: 1.5 }), {
@@ -138,27 +138,33 @@ describe('registry: subscriptions', () => {
     });
   });
 
-  it('shutdown ends every stream, is idempotent, and later changes publish nothing', async () => {
+  it('stop ends every stream, is memoised, and later changes are refused and publish nothing', async () => {
     const tapped: PluginEvent[] = [];
     const registry = createRegistry({ onEvent: (e) => tapped.push(e) });
     const a = registry.subscribe('csi-node')[Symbol.asyncIterator]();
     const b = registry.subscribe(undefined)[Symbol.asyncIterator]();
-    registry.registerPlugin(nodePlugin(0));
+    await registry.registerPlugin(nodePlugin(0));
     const waiting = a.next();
     assert.equal((await waiting).done, false, 'the pending event is delivered first');
     const blocked = a.next();
-    registry.shutdown();
-    registry.shutdown();
+    const stopping = registry.stop();
+    assert.equal(registry.stop(), stopping, 'one stop, shared');
+    await stopping;
+    await registry[Symbol.asyncDispose]();
+    assert.equal(registry.state, 'stopped');
     assert.equal((await blocked).done, true);
     // b still drains what was queued before shutdown, then ends.
     assert.deepEqual(await take(b, 1), ['registered csi-node/alloc-0']);
     await ended(b, 'all-types subscriber');
-    registry.registerPlugin(nodePlugin(1));
-    registry.deregisterPlugin('csi-node', 'my-plugin', 'alloc-0');
+    // Nothing would persist a change any more (its storage is stopped after the registry): refused.
+    await assert.rejects(registry.registerPlugin(nodePlugin(1)), { code: 'BERTH_SHUT_DOWN' });
+    await assert.rejects(registry.deregisterPlugin('csi-node', 'my-plugin', 'alloc-0'), {
+      code: 'BERTH_SHUT_DOWN',
+    });
     assert.deepEqual(
       registry.listInstances('csi-node', 'my-plugin').map((i) => i.allocId),
-      ['alloc-1'],
-      'state still changes after shutdown',
+      ['alloc-0'],
+      'state is as it was at the stop',
     );
     assert.deepEqual(
       tapped.map((e) => e.type),
@@ -171,14 +177,14 @@ describe('registry: subscriptions', () => {
   it('a consumer breaking out of for-await unsubscribes', async () => {
     const registry = createRegistry();
     const stream = registry.subscribe('csi-node');
-    registry.registerPlugin(nodePlugin(0));
+    await registry.registerPlugin(nodePlugin(0));
     for await (const event of stream) {
       assert.equal(event.type, 'registered');
       break;
     }
     // Nothing left to deliver to; further registrations are fine.
-    registry.registerPlugin(nodePlugin(1));
+    await registry.registerPlugin(nodePlugin(1));
     await ended(stream[Symbol.asyncIterator](), 'broken-out stream');
-    registry.shutdown();
+    await registry.stop();
   });
 });

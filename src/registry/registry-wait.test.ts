@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ClockTimer } from '../common/index.js';
+import { type ClockTimer, nextBackoffMs } from '../common/index.js';
 import { FakeClock, nodePlugin } from '../testing/index.js';
-import { createRegistry } from './index.js';
-import { nextPollDelay } from './wait-backoff.js';
+import { createRegistry, REGISTRY_DEFAULTS } from './index.js';
 
 /** A fake clock that remembers every delay it was asked for. */
 class RecordingClock extends FakeClock {
@@ -18,8 +17,8 @@ describe('registry: waitForPlugin', () => {
   it('returns at once when the plugin is current', async () => {
     const clock = new RecordingClock();
     const registry = createRegistry({ clock });
-    registry.registerPlugin(nodePlugin(0));
-    registry.registerPlugin(nodePlugin(1));
+    await registry.registerPlugin(nodePlugin(0));
+    await registry.registerPlugin(nodePlugin(1));
     const found = await registry.waitForPlugin('csi-node', 'my-plugin');
     assert.equal(found.allocId, 'alloc-1', 'the newest instance');
     assert.deepEqual(clock.delays, [], 'no timer was needed');
@@ -30,7 +29,7 @@ describe('registry: waitForPlugin', () => {
     const registry = createRegistry({ clock });
     const waiting = registry.waitForPlugin('csi-node', 'my-plugin');
     await clock.waitForTimers(1);
-    registry.registerPlugin(nodePlugin(3));
+    await registry.registerPlugin(nodePlugin(3));
     assert.equal((await waiting).allocId, 'alloc-3');
     assert.equal(clock.pendingTimers, 0, 'its poll timer was cleared');
   });
@@ -42,17 +41,17 @@ describe('registry: waitForPlugin', () => {
     const waiting = registry.waitForPlugin('csi-node', 'my-plugin').finally(() => {
       settled = true;
     });
-    registry.registerPlugin(nodePlugin(0, { name: 'other' }));
-    registry.registerPlugin(nodePlugin(0, { type: 'csi-controller' }));
+    await registry.registerPlugin(nodePlugin(0, { name: 'other' }));
+    await registry.registerPlugin(nodePlugin(0, { type: 'csi-controller' }));
     await clock.advance(60_000);
     assert.equal(settled, false);
-    registry.registerPlugin(nodePlugin(0));
+    await registry.registerPlugin(nodePlugin(0));
     assert.equal((await waiting).name, 'my-plugin');
   });
 
   it('keeps a safety-net poll: 200 ms doubling to a 5 s cap', async () => {
     assert.deepEqual(
-      [200, 400, 800, 1600, 3200, 5000].map(nextPollDelay),
+      [200, 400, 800, 1600, 3200, 5000].map((ms) => nextBackoffMs(REGISTRY_DEFAULTS.waitPoll, ms)),
       [400, 800, 1600, 3200, 5000, 5000],
     );
     const clock = new RecordingClock();
@@ -95,7 +94,7 @@ describe('registry: waitForPlugin', () => {
       code: 'BERTH_ABORTED',
     });
     const pending = registry.waitForPlugin('csi-node', 'my-plugin');
-    registry.shutdown();
+    await registry.stop();
     await assert.rejects(pending, { code: 'BERTH_SHUT_DOWN' });
     await assert.rejects(registry.waitForPlugin('csi-node', 'my-plugin'), { code: 'BERTH_SHUT_DOWN' });
     assert.equal(clock.pendingTimers, 0);

@@ -9,6 +9,7 @@ import {
   nextWithin,
   nodePlugin,
   storageKinds,
+  waitFor,
 } from '../testing/index.js';
 import { createRegistry, type PluginDispenser, type Registry } from './index.js';
 
@@ -24,7 +25,7 @@ function socketOf(value: unknown): string | undefined {
 
 /** Registers a throwaway plugin of another name and returns the next event: proves nothing came before it. */
 async function nextIsMarker(registry: Registry, events: AsyncIterator<RegistryEvent>, type = 'csi-node') {
-  registry.registerPlugin({
+  await registry.registerPlugin({
     type,
     name: 'marker',
     version: '',
@@ -41,7 +42,7 @@ describe('registry: upstream scenarios', () => {
   it('register emits registered (no allocId needed)', async () => {
     const registry = createRegistry();
     const events = registry.subscribe('csi')[Symbol.asyncIterator]();
-    registry.registerPlugin({
+    await registry.registerPlugin({
       type: 'csi',
       name: 'my-plugin',
       version: '',
@@ -51,7 +52,7 @@ describe('registry: upstream scenarios', () => {
     });
     const event = await nextWithin(events, 'registered', 1000);
     assert.equal(event.type, 'registered');
-    registry.shutdown();
+    await registry.stop();
   });
 
   it('deregister emits deregistered carrying the removed entry', async () => {
@@ -65,18 +66,18 @@ describe('registry: upstream scenarios', () => {
       allocId: 'alloc-0',
       options: {},
     };
-    registry.registerPlugin(info);
-    registry.deregisterPlugin('csi', 'my-plugin', 'alloc-0');
+    await registry.registerPlugin(info);
+    await registry.deregisterPlugin('csi', 'my-plugin', 'alloc-0');
     assert.equal((await nextWithin(events, 'registered')).type, 'registered');
     const event = await nextWithin(events, 'deregistered');
     assert.equal(event.type, 'deregistered');
     assert.equal(event.type === 'deregistered' ? event.plugin.allocId : '', 'alloc-0');
-    registry.shutdown();
+    await registry.stop();
   });
 
   it('dispense: dispenser check first, then not-found, then success', async () => {
     const registry = createRegistry({ dispensers: { csi: () => ({ dummy: true }) } });
-    registry.registerPlugin({
+    await registry.registerPlugin({
       type: 'csi',
       name: 'my-plugin',
       version: '',
@@ -95,11 +96,11 @@ describe('registry: upstream scenarios', () => {
     assert.deepEqual(await registry.dispensePlugin('csi', 'my-plugin'), { dummy: true });
   });
 
-  it('types are isolated', () => {
+  it('types are isolated', async () => {
     const registry = createRegistry();
-    registry.registerPlugin(nodePlugin(0, { type: 'csi-controller' }));
-    registry.registerPlugin(nodePlugin(1, { type: 'csi-node' }));
-    registry.deregisterPlugin('csi-controller', 'my-plugin', 'alloc-0');
+    await registry.registerPlugin(nodePlugin(0, { type: 'csi-controller' }));
+    await registry.registerPlugin(nodePlugin(1, { type: 'csi-node' }));
+    await registry.deregisterPlugin('csi-controller', 'my-plugin', 'alloc-0');
     assert.equal(registry.listPlugins('csi-node')?.length, 1);
     assert.deepEqual(registry.listPlugins('csi-controller'), []);
   });
@@ -107,10 +108,10 @@ describe('registry: upstream scenarios', () => {
   for (const kind of storageKinds) {
     describe(`with ${kind.name} storage`, () => {
       it('state survives re-creation', async () => {
-        const fixture = kind.create();
+        const fixture = await kind.create();
         try {
           const first = createRegistry({ storage: fixture.storage(), dispensers: { csi: echo } });
-          first.registerPlugin({
+          await first.registerPlugin({
             type: 'csi',
             name: 'my-plugin',
             version: '',
@@ -122,48 +123,54 @@ describe('registry: upstream scenarios', () => {
             ((await first.dispensePlugin('csi', 'my-plugin')) as PluginInstanceInfo).name,
             'my-plugin',
           );
-          first.shutdown();
-          const second = createRegistry({ storage: fixture.restart(), dispensers: { csi: echo } });
+          await first.stop();
+          const second = createRegistry({ storage: await fixture.restart(), dispensers: { csi: echo } });
           assert.equal(
             ((await second.dispensePlugin('csi', 'my-plugin')) as PluginInstanceInfo).name,
             'my-plugin',
           );
         } finally {
-          fixture.dispose();
+          await fixture.dispose();
         }
       });
 
       it('restore races on client restart: re-registering an older alloc does not reorder', async () => {
-        const fixture = kind.create();
+        const fixture = await kind.create();
         try {
           const first = createRegistry({ storage: fixture.storage(), dispensers: { 'csi-node': echo } });
-          first.registerPlugin(nodePlugin(0));
-          first.registerPlugin(nodePlugin(1));
+          await first.registerPlugin(nodePlugin(0));
+          await first.registerPlugin(nodePlugin(1));
           assert.equal(allocOf(await first.dispensePlugin('csi-node', 'my-plugin')), 'alloc-1');
-          first.shutdown();
+          await first.stop();
 
-          const second = createRegistry({ storage: fixture.restart(), dispensers: { 'csi-node': echo } });
+          const second = createRegistry({
+            storage: await fixture.restart(),
+            dispensers: { 'csi-node': echo },
+          });
           let current = await second.dispensePlugin('csi-node', 'my-plugin');
           assert.equal(allocOf(current), 'alloc-1');
           assert.equal(socketOf(current), '/var/data/alloc/alloc-1/csi.sock');
-          second.registerPlugin(nodePlugin(0));
+          await second.registerPlugin(nodePlugin(0));
           current = await second.dispensePlugin('csi-node', 'my-plugin');
           assert.equal(allocOf(current), 'alloc-1');
           assert.equal(socketOf(current), '/var/data/alloc/alloc-1/csi.sock');
         } finally {
-          fixture.dispose();
+          await fixture.dispose();
         }
       });
 
       it('replacement races on host restart: a new alloc becomes current', async () => {
-        const fixture = kind.create();
+        const fixture = await kind.create();
         try {
           const first = createRegistry({ storage: fixture.storage() });
-          first.registerPlugin(nodePlugin(0));
-          first.registerPlugin(nodePlugin(1));
-          first.shutdown();
-          const second = createRegistry({ storage: fixture.restart(), dispensers: { 'csi-node': echo } });
-          second.registerPlugin(nodePlugin(2));
+          await first.registerPlugin(nodePlugin(0));
+          await first.registerPlugin(nodePlugin(1));
+          await first.stop();
+          const second = createRegistry({
+            storage: await fixture.restart(),
+            dispensers: { 'csi-node': echo },
+          });
+          await second.registerPlugin(nodePlugin(2));
           const current = await second.dispensePlugin('csi-node', 'my-plugin');
           assert.equal(allocOf(current), 'alloc-2');
           assert.equal(socketOf(current), '/var/data/alloc/alloc-2/csi.sock');
@@ -172,26 +179,29 @@ describe('registry: upstream scenarios', () => {
             ['alloc-2', 'alloc-1', 'alloc-0'],
           );
         } finally {
-          fixture.dispose();
+          await fixture.dispose();
         }
       });
 
       it('interleaved register and deregister: removing an older alloc keeps the current one', async () => {
-        const fixture = kind.create();
+        const fixture = await kind.create();
         try {
           const registry = createRegistry({ storage: fixture.storage(), dispensers: { 'csi-node': echo } });
-          registry.registerPlugin(nodePlugin(0));
-          registry.registerPlugin(nodePlugin(1));
+          await registry.registerPlugin(nodePlugin(0));
+          await registry.registerPlugin(nodePlugin(1));
           assert.equal(allocOf(await registry.dispensePlugin('csi-node', 'my-plugin')), 'alloc-1');
-          registry.deregisterPlugin('csi-node', 'my-plugin', 'alloc-0');
+          await registry.deregisterPlugin('csi-node', 'my-plugin', 'alloc-0');
           assert.equal(allocOf(await registry.dispensePlugin('csi-node', 'my-plugin')), 'alloc-1');
-          const restarted = createRegistry({ storage: fixture.restart(), dispensers: { 'csi-node': echo } });
+          const restarted = createRegistry({
+            storage: await fixture.restart(),
+            dispensers: { 'csi-node': echo },
+          });
           assert.deepEqual(
             restarted.listInstances('csi-node', 'my-plugin').map((i) => i.allocId),
             ['alloc-1'],
           );
         } finally {
-          fixture.dispose();
+          await fixture.dispose();
         }
       });
     });
@@ -199,7 +209,7 @@ describe('registry: upstream scenarios', () => {
 });
 
 describe('registry: register', () => {
-  it('validates in upstream order with upstream messages', () => {
+  it('validates in upstream order with upstream messages', async () => {
     const registry = createRegistry();
     const bad = (info: object) => () => registry.registerPlugin(info as PluginInstanceInfo);
     assert.throws(bad({ type: '', name: '' }), {
@@ -218,7 +228,7 @@ describe('registry: register', () => {
       code: 'BERTH_PLUGIN_INVALID',
     });
     assert.deepEqual(registry.types(), [], 'a rejected registration leaves no trace');
-    registry.registerPlugin({ type: 'csi', name: 'p', connectionInfo: {} } as PluginInstanceInfo);
+    await registry.registerPlugin({ type: 'csi', name: 'p', connectionInfo: {} } as PluginInstanceInfo);
     assert.deepEqual(registry.listInstances('csi', 'p'), [
       {
         type: 'csi',
@@ -232,30 +242,35 @@ describe('registry: register', () => {
     ]);
   });
 
-  it('stamps registeredAt from the clock and ignores a caller-supplied one', () => {
+  it('stamps registeredAt from the clock and ignores a caller-supplied one', async () => {
     const clock = new FakeClock(5000);
     const registry = createRegistry({ clock });
-    registry.registerPlugin(nodePlugin(0, { registeredAt: 1 }));
+    await registry.registerPlugin(nodePlugin(0, { registeredAt: 1 }));
     assert.equal(registry.listInstances('csi-node', 'my-plugin')[0]?.registeredAt, 5000);
   });
 
   it('an unchanged re-register changes nothing: no event, no write, same place', async () => {
     for (const kind of storageKinds) {
-      const fixture = kind.create();
+      const fixture = await kind.create();
       try {
         const storage = instrumented(fixture.storage());
         const registry = createRegistry({ storage });
         const events = registry.subscribe('csi-node')[Symbol.asyncIterator]();
-        registry.registerPlugin(nodePlugin(0));
-        registry.registerPlugin(nodePlugin(1));
+        await registry.registerPlugin(nodePlugin(0));
+        await registry.registerPlugin(nodePlugin(1));
         await nextWithin(events, 'registered 0');
         await nextWithin(events, 'registered 1');
-        const writes = storage.puts;
-        registry.registerPlugin(nodePlugin(0));
+        const writes = storage.writes;
+        const written = storage.written.length;
+        await registry.registerPlugin(nodePlugin(0));
         // Two empty allocIds are the same instance too.
-        registry.registerPlugin(nodePlugin(9, { name: 'anon', allocId: '' }));
-        registry.registerPlugin(nodePlugin(9, { name: 'anon', allocId: '' }));
-        assert.equal(storage.puts, writes + 1, `${kind.name}: only the new instance was written`);
+        await registry.registerPlugin(nodePlugin(9, { name: 'anon', allocId: '' }));
+        await registry.registerPlugin(nodePlugin(9, { name: 'anon', allocId: '' }));
+        assert.equal(storage.writes, writes + 1, `${kind.name}: only the new instance was written`);
+        assert.deepEqual(
+          storage.written.slice(written).map((c) => (c.op === 'put' ? [c.info.name, c.front] : c.op)),
+          [['anon', true]],
+        );
         assert.deepEqual(
           registry.listInstances('csi-node', 'my-plugin').map((i) => i.allocId),
           ['alloc-1', 'alloc-0'],
@@ -264,16 +279,16 @@ describe('registry: register', () => {
         const anon = await nextWithin(events, 'anon');
         assert.equal(anon.type === 'registered' ? anon.plugin.name : '', 'anon');
         await nextIsMarker(registry, events);
-        registry.shutdown();
+        await registry.stop();
       } finally {
-        fixture.dispose();
+        await fixture.dispose();
       }
     }
   });
 
   it('a changed re-register updates the entry in place, announces it, and persists it (nomad#11786)', async () => {
     for (const kind of storageKinds) {
-      const fixture = kind.create();
+      const fixture = await kind.create();
       try {
         const clock = new FakeClock(1000);
         const tapped: PluginEvent[] = [];
@@ -283,16 +298,16 @@ describe('registry: register', () => {
           onEvent: (e) => tapped.push(e),
         });
         const events = registry.subscribe('csi-node')[Symbol.asyncIterator]();
-        registry.registerPlugin(nodePlugin(0));
+        await registry.registerPlugin(nodePlugin(0));
         await clock.advance(500);
-        registry.registerPlugin(nodePlugin(1));
+        await registry.registerPlugin(nodePlugin(1));
         await clock.advance(500);
         const moved = nodePlugin(0, {
           version: 'v0.1',
           connectionInfo: { socketPath: '/elsewhere.sock' },
           options: { k: 'v' },
         });
-        registry.registerPlugin(moved);
+        await registry.registerPlugin(moved);
         await nextWithin(events, 'registered 0');
         await nextWithin(events, 'registered 1');
         const updated = await nextWithin(events, 'updated');
@@ -313,64 +328,89 @@ describe('registry: register', () => {
           ['alloc-1', 'v1'],
           ['alloc-0', 'v0.1'],
         ]);
-        registry.shutdown();
-        const restarted = createRegistry({ storage: fixture.restart() });
+        await registry.stop();
+        const restarted = createRegistry({ storage: await fixture.restart() });
         assert.deepEqual(order(restarted), [
           ['alloc-1', 'v1'],
           ['alloc-0', 'v0.1'],
         ]);
         assert.deepEqual(restarted.pluginForAlloc('csi-node', 'my-plugin', 'alloc-0').options, { k: 'v' });
       } finally {
-        fixture.dispose();
+        await fixture.dispose();
       }
     }
   });
 
-  it('a failed write is applied in memory, reported, thrown, and retried by the next registration', async () => {
+  it('a failed write is not applied: refused, not listed, not announced, reported; health recovers by itself', async () => {
     const logs: LogRecord[] = [];
     const tapped: PluginEvent[] = [];
-    const fixture = storageKinds[1]?.create();
+    const fixture = await storageKinds[1]?.create();
     assert.ok(fixture);
     try {
+      const clock = new FakeClock(10_000);
       const storage = instrumented(fixture.storage());
       const registry = createRegistry({
         storage,
+        clock,
         logger: createRecordingLogger(logs),
         onEvent: (e) => tapped.push(e),
+        storageRetry: { initialMs: 500, maxMs: 4000, factor: 2 },
       });
       const events = registry.subscribe(undefined)[Symbol.asyncIterator]();
-      storage.failPuts = true;
-      assert.throws(() => registry.registerPlugin(nodePlugin(0)), {
+      storage.failWrites = 'disk full';
+      await assert.rejects(registry.registerPlugin(nodePlugin(0)), {
         code: 'BERTH_STORAGE_FAILED',
         message: /disk full/,
       });
-      assert.equal(registry.listPlugins('csi-node')?.[0]?.allocId, 'alloc-0', 'the change stands in memory');
-      assert.equal((await nextWithin(events, 'registered')).type, 'registered');
+      assert.equal(registry.listPlugins('csi-node'), undefined, 'not listed, and the type is not even known');
       assert.deepEqual(
         tapped.map((e) => e.type),
-        ['registered', 'storage-error'],
+        ['storage-error'],
+        'nothing announced but the failure',
       );
-      const storageError = tapped[1];
+      const storageError = tapped[0];
       assert.equal(
         storageError?.type === 'storage-error' ? storageError.error.code : '',
         'BERTH_STORAGE_FAILED',
       );
       assert.ok(logs.some((l) => l.level === 'error' && l.fields.code === 'BERTH_STORAGE_FAILED'));
-      // The plugin manager retries the same registration: nothing changed, but the write is retried.
-      assert.throws(() => registry.registerPlugin(nodePlugin(0)), { code: 'BERTH_STORAGE_FAILED' });
-      storage.failPuts = false;
-      registry.registerPlugin(nodePlugin(0));
-      const writes = storage.puts;
-      registry.registerPlugin(nodePlugin(0));
-      assert.equal(storage.puts, writes, 'once saved, an unchanged re-register writes nothing');
-      const restarted = createRegistry({ storage: fixture.restart() });
+      assert.deepEqual(registry.storageHealth(), {
+        state: 'failing',
+        failures: 1,
+        since: 10_000,
+        lastError: {
+          code: 'BERTH_STORAGE_FAILED',
+          message: 'failed to persist dynamic plugin registry changes: disk full',
+        },
+        pendingDeletes: 0,
+        retryAt: 10_500,
+      });
+      // The retry (a probe) fails too while the disk is still full; the backoff doubles.
+      await clock.advance(500);
+      await waitFor('second failure', () => registry.storageHealth().failures === 2);
+      assert.equal((registry.storageHealth() as { retryAt?: number }).retryAt, 11_500);
+      storage.failWrites = undefined;
+      await clock.advance(1000);
+      await waitFor('recovered', () => registry.storageHealth().state === 'ok');
+      assert.deepEqual(registry.storageHealth(), { state: 'ok', failures: 2 });
+      assert.ok(logs.some((l) => l.level === 'info' && /works again/.test(l.message)));
+      // The plugin manager retries the registration: now it lands, and is the first thing announced.
+      await registry.registerPlugin(nodePlugin(0));
+      const first = await nextWithin(events, 'registered');
+      assert.equal(first.type === 'registered' ? first.plugin.allocId : '', 'alloc-0');
+      const writes = storage.writes;
+      await registry.registerPlugin(nodePlugin(0));
+      assert.equal(storage.writes, writes, 'once saved, an unchanged re-register writes nothing');
+      await registry.stop();
+      const restarted = createRegistry({ storage: await fixture.restart() });
+      await restarted.start();
       assert.equal(restarted.listPlugins('csi-node')?.[0]?.allocId, 'alloc-0');
     } finally {
-      fixture.dispose();
+      await fixture.dispose();
     }
   });
 
-  it('a throwing onEvent tap does not break registration', () => {
+  it('a throwing onEvent tap does not break registration', async () => {
     const logs: LogRecord[] = [];
     const registry = createRegistry({
       logger: createRecordingLogger(logs),
@@ -378,14 +418,14 @@ describe('registry: register', () => {
         throw new Error('tap broke');
       },
     });
-    registry.registerPlugin(nodePlugin(0));
+    await registry.registerPlugin(nodePlugin(0));
     assert.equal(registry.listPlugins('csi-node')?.length, 1);
     assert.ok(logs.some((l) => l.level === 'error' && l.fields.err === 'tap broke'));
   });
 });
 
 describe('registry: deregister', () => {
-  it('validates its arguments and knows unknown types', () => {
+  it('validates its arguments and knows unknown types', async () => {
     const registry = createRegistry();
     assert.throws(() => registry.deregisterPlugin('', 'n', 'a'), {
       code: 'BERTH_INVALID_ARGUMENT',
@@ -397,34 +437,34 @@ describe('registry: deregister', () => {
     assert.throws(() => registry.deregisterPlugin('t', 'n', ''), {
       message: 'must specify plugin allocation ID to deregister',
     });
-    assert.throws(() => registry.deregisterPlugin('t', 'n', 'a'), {
+    await assert.rejects(registry.deregisterPlugin('t', 'n', 'a'), {
       code: 'BERTH_NO_PLUGINS_FOR_TYPE',
       message: 'no plugins registered for type: t',
     });
   });
 
   it('an unknown name or a missing allocId is a no-op with no event and no write', async () => {
-    const storage = instrumented(storageKinds[0]?.create().storage() ?? assert.fail());
+    const storage = instrumented((await storageKinds[0]?.create())?.storage() ?? assert.fail());
     const registry = createRegistry({ storage });
     const events = registry.subscribe('csi-node')[Symbol.asyncIterator]();
-    registry.registerPlugin(nodePlugin(0));
+    await registry.registerPlugin(nodePlugin(0));
     await nextWithin(events, 'registered');
-    const writes = storage.puts;
-    registry.deregisterPlugin('csi-node', 'nobody', 'alloc-0');
+    const writes = storage.writes;
+    await registry.deregisterPlugin('csi-node', 'nobody', 'alloc-0');
     // Upstream would announce "deregistered alloc-0" here although alloc-0 is still registered.
-    registry.deregisterPlugin('csi-node', 'my-plugin', 'alloc-1');
-    assert.equal(storage.puts, writes);
+    await registry.deregisterPlugin('csi-node', 'my-plugin', 'alloc-1');
+    assert.equal(storage.writes, writes);
     assert.equal(registry.listPlugins('csi-node')?.[0]?.allocId, 'alloc-0');
     await nextIsMarker(registry, events);
   });
 
   it('removing the current instance makes the next-newest current; removing the last hides the name', async () => {
     const registry = createRegistry({ dispensers: { 'csi-node': echo } });
-    registry.registerPlugin(nodePlugin(0));
-    registry.registerPlugin(nodePlugin(1));
-    registry.deregisterPlugin('csi-node', 'my-plugin', 'alloc-1');
+    await registry.registerPlugin(nodePlugin(0));
+    await registry.registerPlugin(nodePlugin(1));
+    await registry.deregisterPlugin('csi-node', 'my-plugin', 'alloc-1');
     assert.equal(allocOf(await registry.dispensePlugin('csi-node', 'my-plugin')), 'alloc-0');
-    registry.deregisterPlugin('csi-node', 'my-plugin', 'alloc-0');
+    await registry.deregisterPlugin('csi-node', 'my-plugin', 'alloc-0');
     assert.deepEqual(registry.listPlugins('csi-node'), []);
     assert.deepEqual(registry.listInstances('csi-node', 'my-plugin'), []);
     await assert.rejects(registry.dispensePlugin('csi-node', 'my-plugin'), {
@@ -439,12 +479,12 @@ describe('registry: deregister', () => {
 });
 
 describe('registry: reads', () => {
-  it('listPlugins: undefined for an unknown type, the current instance per name otherwise', () => {
+  it('listPlugins: undefined for an unknown type, the current instance per name otherwise', async () => {
     const registry = createRegistry();
     assert.equal(registry.listPlugins('csi-node'), undefined);
-    registry.registerPlugin(nodePlugin(0));
-    registry.registerPlugin(nodePlugin(1));
-    registry.registerPlugin(nodePlugin(2, { name: 'b-plugin' }));
+    await registry.registerPlugin(nodePlugin(0));
+    await registry.registerPlugin(nodePlugin(1));
+    await registry.registerPlugin(nodePlugin(2, { name: 'b-plugin' }));
     const listed = registry.listPlugins('csi-node') ?? [];
     assert.deepEqual(listed.map((i) => [i.name, i.allocId]).sort(), [
       ['b-plugin', 'alloc-2'],
@@ -453,9 +493,9 @@ describe('registry: reads', () => {
     assert.deepEqual(registry.types(), ['csi-node']);
   });
 
-  it('hands out copies', () => {
+  it('hands out copies', async () => {
     const registry = createRegistry();
-    registry.registerPlugin(nodePlugin(0, { options: { a: 'b' } }));
+    await registry.registerPlugin(nodePlugin(0, { options: { a: 'b' } }));
     const [listed] = registry.listPlugins('csi-node') ?? [];
     assert.ok(listed?.connectionInfo);
     listed.options.a = 'changed';
@@ -465,10 +505,10 @@ describe('registry: reads', () => {
     assert.equal(again.connectionInfo?.socketPath, '/var/data/alloc/alloc-0/csi.sock');
   });
 
-  it('pluginForAlloc finds non-current instances and reports its two errors', () => {
+  it('pluginForAlloc finds non-current instances and reports its two errors', async () => {
     const registry = createRegistry();
-    registry.registerPlugin(nodePlugin(0));
-    registry.registerPlugin(nodePlugin(1));
+    await registry.registerPlugin(nodePlugin(0));
+    await registry.registerPlugin(nodePlugin(1));
     assert.equal(registry.pluginForAlloc('csi-node', 'my-plugin', 'alloc-0').version, 'v0');
     assert.equal(registry.pluginForInstance('csi-node', 'my-plugin', 'alloc-1').version, 'v1');
     assert.throws(() => registry.pluginForAlloc('csi-controller', 'my-plugin', 'alloc-0'), {
@@ -502,8 +542,8 @@ describe('registry: dispense', () => {
 
   it('a stub overrides only a real dispenser, and removing it restores the real one', async () => {
     const registry = createRegistry({ dispensers: { 'csi-node': () => 'real' } });
-    registry.registerPlugin(nodePlugin(0));
-    registry.registerPlugin(nodePlugin(0, { type: 'other' }));
+    await registry.registerPlugin(nodePlugin(0));
+    await registry.registerPlugin(nodePlugin(0, { type: 'other' }));
     registry.stubDispenserForType('csi-node', () => 'stub');
     registry.stubDispenserForType('other', () => 'stub');
     assert.equal(await registry.dispensePlugin('csi-node', 'my-plugin'), 'stub');
@@ -519,8 +559,8 @@ describe('registry: dispense', () => {
       dispensers: { 'csi-node': () => 'node' },
       defaultDispenser: () => 'default',
     });
-    registry.registerPlugin(nodePlugin(0));
-    registry.registerPlugin(nodePlugin(0, { type: 'device' }));
+    await registry.registerPlugin(nodePlugin(0));
+    await registry.registerPlugin(nodePlugin(0, { type: 'device' }));
     assert.equal(await registry.dispensePlugin('csi-node', 'my-plugin'), 'node');
     assert.equal(await registry.dispensePlugin('device', 'my-plugin'), 'default');
   });
@@ -538,10 +578,10 @@ describe('registry: dispense', () => {
         },
       },
     });
-    registry.registerPlugin(nodePlugin(0));
+    await registry.registerPlugin(nodePlugin(0));
     const pending = registry.dispensePlugin('csi-node', 'my-plugin');
-    registry.registerPlugin(nodePlugin(1));
-    registry.deregisterPlugin('csi-node', 'my-plugin', 'alloc-0');
+    await registry.registerPlugin(nodePlugin(1));
+    await registry.deregisterPlugin('csi-node', 'my-plugin', 'alloc-0');
     assert.equal(registry.listPlugins('csi-node')?.[0]?.allocId, 'alloc-1');
     assert.ok(seen);
     seen.allocId = 'tampered';
@@ -558,7 +598,7 @@ describe('registry: dispense', () => {
         },
       },
     });
-    registry.registerPlugin(nodePlugin(0));
+    await registry.registerPlugin(nodePlugin(0));
     await assert.rejects(registry.dispensePlugin('csi-node', 'my-plugin'), { message: 'cannot connect' });
   });
 });

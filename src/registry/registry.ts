@@ -2,51 +2,37 @@ import {
   AsyncQueue,
   abortedError,
   BerthError,
-  type Clock,
+  backoffDelayMs,
+  type ClockTimer,
   errorCode,
   errorMessage,
   isBerthError,
-  type Logger,
+  LifecycleController,
+  type LifecycleState,
+  nextBackoffMs,
   type PluginEvent,
   type PluginInstanceInfo,
   type RegistryEvent,
-  silentLogger,
-  systemClock,
 } from '../common/index.js';
-import type { RegistryState, StateStorage } from '../storage/index.js';
+import type { RegistryChange, RegistryState } from '../storage/index.js';
 import { copyInfo, sameDefinition } from './instance-info.js';
+import {
+  checkQueueSize,
+  type RegistryOptions,
+  type ResolvedRegistryOptions,
+  resolveRegistryOptions,
+} from './registry-options.js';
 import type {
   PluginDispenser,
   Registry,
-  RegistryOptions,
+  StorageHealth,
   SubscribeOptions,
   WaitForPluginOptions,
 } from './types.js';
 import { normalizeRegistration, requireArgument } from './validate.js';
-import { nextPollDelay, WAIT_POLL_INITIAL_MS } from './wait-backoff.js';
 
 export function createRegistry(options: RegistryOptions = {}): Registry {
-  const queueSize = options.subscriberQueueSize;
-  if (queueSize !== undefined) checkQueueSize(queueSize, 'subscriberQueueSize');
-  return new DynamicPluginRegistry({
-    storage: options.storage,
-    dispensers: new Map(Object.entries(options.dispensers ?? {})),
-    defaultDispenser: options.defaultDispenser,
-    clock: options.clock ?? systemClock,
-    logger: options.logger ?? silentLogger,
-    subscriberQueueSize: queueSize,
-    onEvent: options.onEvent,
-  });
-}
-
-interface ResolvedOptions {
-  storage: StateStorage | undefined;
-  dispensers: Map<string, PluginDispenser>;
-  defaultDispenser: PluginDispenser | undefined;
-  clock: Clock;
-  logger: Logger;
-  subscriberQueueSize: number | undefined;
-  onEvent: ((event: PluginEvent) => void) | undefined;
+  return new DynamicPluginRegistry(resolveRegistryOptions(options));
 }
 
 interface Subscriber {
@@ -64,63 +50,108 @@ interface Waiter {
 
 type ChangeEvent = Extract<RegistryEvent, { type: 'registered' | 'updated' | 'deregistered' }>;
 
+interface Settle {
+  /** When the change was asked for (stamps registeredAt and the event). */
+  at: number;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+type Op =
+  | ({ kind: 'register'; info: PluginInstanceInfo } & Settle)
+  | ({ kind: 'deregister'; type: string; name: string; allocId: string } & Settle);
+
+interface InstanceKey {
+  type: string;
+  name: string;
+  allocId: string;
+}
+
+/** What a batch of changes would do, worked out on copies of the lists it touches. */
+interface Plan {
+  changes: RegistryChange[];
+  /** (type, name) -> the list after the batch. */
+  lists: Map<string, { type: string; name: string; list: PluginInstanceInfo[] }>;
+  /** Types the batch introduces. */
+  newTypes: Set<string>;
+  outcomes: Array<{ op: Op; event?: ChangeEvent; error?: BerthError }>;
+}
+
+const nameKey = (type: string, name: string) => JSON.stringify([type, name]);
+const instanceKey = (k: InstanceKey) => JSON.stringify([k.type, k.name, k.allocId]);
+
 class DynamicPluginRegistry implements Registry {
-  readonly #options: ResolvedOptions;
-  /** type -> name -> instances, newest first. A name's list is never left empty. */
+  readonly #options: ResolvedRegistryOptions;
+  readonly #lifecycle: LifecycleController;
+  /** Durable state: type -> name -> instances, newest first. A name's list is never left empty. */
   readonly #plugins = new Map<string, Map<string, PluginInstanceInfo[]>>();
   readonly #stubs = new Map<string, PluginDispenser>();
   readonly #subscribers = new Set<Subscriber>();
   readonly #waiters = new Set<Waiter>();
-  #shutDown = false;
-  /** The last write failed: the next registration retries it even if nothing changed. */
-  #unsaved = false;
+  /** Changes waiting for the next transaction. */
+  #queue: Op[] = [];
+  /** The commit loop, while it runs (at most one: transactions are serialised). */
+  #loop: Promise<void> | undefined;
+  /** A retry of the failing storage is due (run by the commit loop). */
+  #retryWanted = false;
+  #retryTimer: ClockTimer | undefined;
+  #retryAt: number | undefined;
+  /** Deregistrations already hidden from reads whose delete has not landed yet. */
+  readonly #pendingDeletes = new Map<string, InstanceKey>();
+  /** Every failed write so far (a counter for metrics). */
+  #failures = 0;
+  /** Failed writes since the last one that landed (drives the retry backoff). */
+  #consecutiveFailures = 0;
+  #failingSince: number | undefined;
+  #lastError: BerthError | undefined;
+  /** False once stop began: later changes are refused. */
+  #accepting = true;
+  /** True once stop finished draining: nothing is published any more. */
+  #closed = false;
+  /** The storage's state was read (at construction or start). */
+  #restored = false;
 
-  constructor(options: ResolvedOptions) {
+  constructor(options: ResolvedRegistryOptions) {
     this.#options = options;
-    this.#restore();
+    this.#lifecycle = new LifecycleController({
+      onStart: () => this.#onStart(),
+      onStop: () => this.#onStop(),
+    });
+    // A storage that is already open is read at once, so the registry is readable from construction.
+    if (options.storage?.state === 'running') this.#restore();
   }
 
-  registerPlugin(info: PluginInstanceInfo): void {
+  get state(): LifecycleState {
+    return this.#lifecycle.state;
+  }
+
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#lifecycle.start(signal);
+  }
+
+  stop(): Promise<void> {
+    return this.#lifecycle.stop();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
+  }
+
+  registerPlugin(info: PluginInstanceInfo): Promise<void> {
     const incoming = normalizeRegistration(info);
-    const byName = this.#plugins.get(incoming.type) ?? new Map<string, PluginInstanceInfo[]>();
-    this.#plugins.set(incoming.type, byName);
-    const list = byName.get(incoming.name) ?? [];
-    byName.set(incoming.name, list);
-    const at = this.#options.clock.now();
-    const index = list.findIndex((entry) => entry.allocId === incoming.allocId);
-    const existing = list[index];
-    if (existing !== undefined) {
-      if (sameDefinition(existing, incoming)) {
-        // Restoring a known instance must neither reorder nor re-announce it (Nomad's rule).
-        if (this.#unsaved) this.#throwIfUnsaved(this.#persist());
-        return;
-      }
-      // nomad#11786: a changed definition replaces the entry where it stands and is announced.
-      const updated = { ...incoming };
-      if (existing.registeredAt !== undefined) updated.registeredAt = existing.registeredAt;
-      list[index] = updated;
-      this.#commit({ type: 'updated', at, plugin: copyInfo(updated), previous: copyInfo(existing) });
-      return;
+    // Restoring a known instance must neither reorder nor re-announce it (Nomad's rule), nor write.
+    if (this.#accepting && this.#queue.length === 0 && this.#loop === undefined) {
+      const existing = this.#find(incoming);
+      if (existing !== undefined && sameDefinition(existing, incoming)) return Promise.resolve();
     }
-    const entry = { ...incoming, registeredAt: at };
-    list.unshift(entry);
-    this.#commit({ type: 'registered', at, plugin: copyInfo(entry) });
+    return this.#enqueue((settle) => ({ kind: 'register', info: incoming, ...settle }));
   }
 
-  deregisterPlugin(type: string, name: string, allocId: string): void {
+  deregisterPlugin(type: string, name: string, allocId: string): Promise<void> {
     requireArgument(type, 'type', 'deregister');
     requireArgument(name, 'name', 'deregister');
     requireArgument(allocId, 'allocation ID', 'deregister');
-    const byName = this.#requireType(type);
-    const list = byName.get(name);
-    if (list === undefined) return;
-    const index = list.findIndex((entry) => entry.allocId === allocId);
-    const removed = list[index];
-    // Unlike upstream, a miss announces nothing: no consumer tears down an instance that is still there.
-    if (removed === undefined) return;
-    list.splice(index, 1);
-    if (list.length === 0) byName.delete(name);
-    this.#commit({ type: 'deregistered', at: this.#options.clock.now(), plugin: copyInfo(removed) });
+    return this.#enqueue((settle) => ({ kind: 'deregister', type, name, allocId, ...settle }));
   }
 
   listPlugins(type: string): PluginInstanceInfo[] | undefined {
@@ -178,17 +209,17 @@ class DynamicPluginRegistry implements Registry {
     const { signal } = options;
     const what = `waiting for plugin ${name} of type ${type}`;
     if (signal?.aborted) return Promise.reject(abortedError(signal, what));
-    if (this.#shutDown) return Promise.reject(shutDownError(what));
-    const { clock } = this.#options;
+    if (!this.#accepting) return Promise.reject(shutDownError(what));
+    const { clock, waitPoll } = this.#options;
     return new Promise((resolve, reject) => {
       let settled = false;
-      let delay = WAIT_POLL_INITIAL_MS;
-      let timer = clock.setTimeout(() => poll(), delay);
+      let delay = 0;
+      let timer: ClockTimer | undefined;
       const settle = (finish: () => void) => {
         if (settled) return;
         settled = true;
         this.#waiters.delete(waiter);
-        clock.clearTimeout(timer);
+        if (timer !== undefined) clock.clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
         finish();
       };
@@ -201,15 +232,19 @@ class DynamicPluginRegistry implements Registry {
         fail: (error) => settle(() => reject(error)),
       };
       // Registry events wake the wait at once; the backoff poll is only a safety net.
+      const schedule = () => {
+        if (waitPoll === false) return;
+        delay = nextBackoffMs(waitPoll, delay);
+        timer = clock.setTimeout(() => poll(), delay);
+      };
       const poll = () => {
         waiter.check();
-        if (settled) return;
-        delay = nextPollDelay(delay);
-        timer = clock.setTimeout(() => poll(), delay);
+        if (!settled) schedule();
       };
       const onAbort = () => waiter.fail(abortedError(signal, what));
       this.#waiters.add(waiter);
       signal?.addEventListener('abort', onAbort, { once: true });
+      schedule();
     });
   }
 
@@ -231,7 +266,7 @@ class DynamicPluginRegistry implements Registry {
       },
     });
     const subscriber: Subscriber = { type, queue };
-    if (this.#shutDown || signal?.aborted) {
+    if (this.#closed || signal?.aborted) {
       queue.close();
       return queue;
     }
@@ -245,15 +280,276 @@ class DynamicPluginRegistry implements Registry {
     else this.#stubs.set(type, dispenser);
   }
 
-  shutdown(): void {
-    if (this.#shutDown) return;
-    this.#shutDown = true;
+  storageHealth(): StorageHealth {
+    const failures = this.#failures;
+    const lastError = this.#lastError;
+    if (this.#failingSince === undefined || lastError === undefined) return { state: 'ok', failures };
+    const health: StorageHealth = {
+      state: 'failing',
+      failures,
+      since: this.#failingSince,
+      lastError: { code: lastError.code, message: lastError.message },
+      pendingDeletes: this.#pendingDeletes.size,
+    };
+    if (this.#retryAt !== undefined) health.retryAt = this.#retryAt;
+    return health;
+  }
+
+  async #onStart(): Promise<void> {
+    if (this.#restored) return;
+    await this.#options.storage?.start();
+    this.#restore();
+  }
+
+  async #onStop(): Promise<void> {
+    this.#accepting = false;
+    this.#cancelRetry();
+    // Changes accepted before the stop are finished, so their callers get a real answer.
+    while (this.#loop !== undefined) await this.#loop;
+    this.#closed = true;
     for (const subscriber of [...this.#subscribers]) subscriber.queue.close();
     for (const waiter of [...this.#waiters]) waiter.fail(shutDownError('waiting for a plugin'));
+    if (this.#pendingDeletes.size > 0) {
+      this.#options.logger.warn(
+        { pendingDeletes: this.#pendingDeletes.size },
+        'stopped with deregistrations not yet persisted; they are restored on the next start and removed again once their sockets are found gone',
+      );
+    }
+  }
+
+  #enqueue(build: (settle: Settle) => Op): Promise<void> {
+    if (!this.#accepting) return Promise.reject(shutDownError('changing the registry'));
+    // The first change starts a registry nobody started (start is idempotent).
+    if (this.#lifecycle.state === 'new') this.start().catch(() => undefined);
+    const at = this.#options.clock.now();
+    return new Promise<void>((resolve, reject) => {
+      this.#queue.push(build({ at, resolve, reject }));
+      this.#kick();
+    });
+  }
+
+  /** Runs the commit loop unless it is running; it takes everything queued meanwhile as the next batch. */
+  #kick(): void {
+    if (this.#loop !== undefined) return;
+    this.#loop = this.#runLoop().finally(() => {
+      this.#loop = undefined;
+      if (this.#queue.length > 0 || this.#retryWanted) this.#kick();
+    });
+  }
+
+  async #runLoop(): Promise<void> {
+    try {
+      // Also lets every change made in the current tick join the first batch.
+      await this.start();
+    } catch (err) {
+      for (const op of this.#queue.splice(0)) op.reject(err);
+      return;
+    }
+    while (this.#queue.length > 0 || this.#retryWanted) {
+      this.#retryWanted = false;
+      await this.#commit(this.#queue.splice(0, this.#options.maxBatch));
+    }
+  }
+
+  /** One transaction: the retried deletes first, then the batch; applied in memory only once durable. */
+  async #commit(ops: Op[]): Promise<void> {
+    const plan = this.#plan(ops);
+    const { storage } = this.#options;
+    const retried = [...this.#pendingDeletes.values()];
+    const changes: RegistryChange[] = [
+      ...retried.map((k) => ({ op: 'delete' as const, ...k })),
+      ...plan.changes,
+    ];
+    const failing = this.#failingSince !== undefined;
+    // An empty batch is written only as a probe of a failing storage.
+    if (storage !== undefined && (changes.length > 0 || failing)) {
+      try {
+        await storage.applyChanges(changes);
+      } catch (err) {
+        this.#writeFailed(err, ops);
+        return;
+      }
+      for (const key of retried) this.#pendingDeletes.delete(instanceKey(key));
+      if (failing) this.#recovered();
+    }
+    this.#apply(plan);
+  }
+
+  #plan(ops: Op[]): Plan {
+    const plan: Plan = { changes: [], lists: new Map(), newTypes: new Set(), outcomes: [] };
+    const listFor = (type: string, name: string) => {
+      const key = nameKey(type, name);
+      let entry = plan.lists.get(key);
+      if (entry === undefined) {
+        entry = { type, name, list: [...(this.#plugins.get(type)?.get(name) ?? [])] };
+        plan.lists.set(key, entry);
+      }
+      return entry.list;
+    };
+    for (const op of ops) {
+      if (op.kind === 'register') {
+        const incoming = op.info;
+        const list = listFor(incoming.type, incoming.name);
+        const index = list.findIndex((entry) => entry.allocId === incoming.allocId);
+        const existing = list[index];
+        if (existing !== undefined) {
+          if (sameDefinition(existing, incoming)) {
+            plan.outcomes.push({ op });
+            continue;
+          }
+          // nomad#11786: a changed definition replaces the entry where it stands and is announced.
+          const updated = { ...incoming };
+          if (existing.registeredAt !== undefined) updated.registeredAt = existing.registeredAt;
+          list[index] = updated;
+          plan.changes.push({ op: 'put', info: updated, front: false });
+          plan.outcomes.push({
+            op,
+            event: { type: 'updated', at: op.at, plugin: copyInfo(updated), previous: copyInfo(existing) },
+          });
+          continue;
+        }
+        const entry = { ...incoming, registeredAt: op.at };
+        list.unshift(entry);
+        if (!this.#plugins.has(incoming.type)) plan.newTypes.add(incoming.type);
+        plan.changes.push({ op: 'put', info: entry, front: true });
+        plan.outcomes.push({ op, event: { type: 'registered', at: op.at, plugin: copyInfo(entry) } });
+        continue;
+      }
+      if (!this.#plugins.has(op.type) && !plan.newTypes.has(op.type)) {
+        plan.outcomes.push({ op, error: noPluginsForType(op.type) });
+        continue;
+      }
+      const list = listFor(op.type, op.name);
+      const index = list.findIndex((entry) => entry.allocId === op.allocId);
+      const removed = list[index];
+      // Unlike upstream, a miss announces nothing: no consumer tears down an instance that is still there.
+      if (removed === undefined) {
+        plan.outcomes.push({ op });
+        continue;
+      }
+      list.splice(index, 1);
+      plan.changes.push({ op: 'delete', type: op.type, name: op.name, allocId: op.allocId });
+      plan.outcomes.push({ op, event: { type: 'deregistered', at: op.at, plugin: copyInfo(removed) } });
+    }
+    return plan;
+  }
+
+  /** Makes a durable batch visible, then announces it in order and answers its callers. */
+  #apply(plan: Plan): void {
+    for (const type of plan.newTypes) if (!this.#plugins.has(type)) this.#plugins.set(type, new Map());
+    for (const { type, name, list } of plan.lists.values()) {
+      const byName = this.#plugins.get(type);
+      if (byName === undefined) continue; // only a refused deregister of an unknown type looked here
+      if (list.length === 0) byName.delete(name);
+      else byName.set(name, list);
+    }
+    for (const { op, event, error } of plan.outcomes) {
+      if (error !== undefined) {
+        op.reject(error);
+        continue;
+      }
+      if (event !== undefined) this.#publish(event);
+      op.resolve();
+    }
+  }
+
+  /**
+   * Nothing of the batch is applied, except deregistrations: those are hidden
+   * and announced anyway (their socket is gone), and their deletes stay pending
+   * until a write lands. Registrations are refused with the storage error.
+   */
+  #writeFailed(err: unknown, ops: Op[]): void {
+    const { clock, logger } = this.#options;
+    const error = isBerthError(err)
+      ? err
+      : new BerthError(
+          'BERTH_STORAGE_FAILED',
+          `failed to persist dynamic plugin registry changes: ${errorMessage(err)}`,
+          { cause: err },
+        );
+    this.#failures += 1;
+    this.#consecutiveFailures += 1;
+    this.#failingSince ??= clock.now();
+    this.#lastError = error;
+    logger.error(
+      { code: error.code, err: error.message, failures: this.#failures },
+      'dynamic plugin registry change could not be persisted; registrations in it were refused',
+    );
+    this.#emit(storageErrorEvent(error, clock.now()));
+    for (const op of ops) {
+      if (op.kind === 'register') {
+        const existing = this.#find(op.info);
+        if (existing !== undefined && sameDefinition(existing, op.info)) op.resolve();
+        else op.reject(error);
+        continue;
+      }
+      const byName = this.#plugins.get(op.type);
+      if (byName === undefined) {
+        op.reject(noPluginsForType(op.type));
+        continue;
+      }
+      const list = byName.get(op.name);
+      const index = list?.findIndex((entry) => entry.allocId === op.allocId) ?? -1;
+      const removed = list?.[index];
+      if (list !== undefined && removed !== undefined) {
+        list.splice(index, 1);
+        if (list.length === 0) byName.delete(op.name);
+        this.#pendingDeletes.set(instanceKey(op), { type: op.type, name: op.name, allocId: op.allocId });
+        this.#publish({ type: 'deregistered', at: op.at, plugin: copyInfo(removed) });
+      }
+      op.resolve();
+    }
+    this.#scheduleRetry();
+  }
+
+  #scheduleRetry(): void {
+    const { storageRetry, clock } = this.#options;
+    if (!this.#accepting || this.#retryTimer !== undefined || storageRetry === false) return;
+    const delay = backoffDelayMs(storageRetry, this.#consecutiveFailures);
+    this.#retryAt = clock.now() + delay;
+    this.#retryTimer = clock.setTimeout(() => {
+      this.#retryTimer = undefined;
+      this.#retryAt = undefined;
+      if (!this.#accepting) return;
+      this.#retryWanted = true;
+      this.#kick();
+    }, delay);
+  }
+
+  #cancelRetry(): void {
+    if (this.#retryTimer !== undefined) this.#options.clock.clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    this.#retryAt = undefined;
+  }
+
+  #recovered(): void {
+    this.#options.logger.info(
+      { failures: this.#consecutiveFailures, since: this.#failingSince },
+      'dynamic plugin registry storage works again',
+    );
+    this.#consecutiveFailures = 0;
+    this.#failingSince = undefined;
+    this.#lastError = undefined;
+    this.#cancelRetry();
+  }
+
+  #publish(event: ChangeEvent): void {
+    this.#emit(event);
+    if (!this.#closed) {
+      for (const subscriber of this.#subscribers) {
+        if (subscriber.type === undefined || subscriber.type === event.plugin.type) {
+          subscriber.queue.push(copyEvent(event));
+        }
+      }
+    }
+    for (const waiter of [...this.#waiters]) {
+      if (waiter.type === event.plugin.type) waiter.check();
+    }
   }
 
   #restore(): void {
     const { storage, logger, clock } = this.#options;
+    this.#restored = true;
     if (storage === undefined) return;
     let state: RegistryState | undefined;
     try {
@@ -282,11 +578,16 @@ class DynamicPluginRegistry implements Registry {
     }
   }
 
+  #find(key: InstanceKey): PluginInstanceInfo | undefined {
+    return this.#plugins
+      .get(key.type)
+      ?.get(key.name)
+      ?.find((entry) => entry.allocId === key.allocId);
+  }
+
   #requireType(type: string): Map<string, PluginInstanceInfo[]> {
     const byName = this.#plugins.get(type);
-    if (byName === undefined) {
-      throw new BerthError('BERTH_NO_PLUGINS_FOR_TYPE', `no plugins registered for type: ${type}`);
-    }
+    if (byName === undefined) throw noPluginsForType(type);
     return byName;
   }
 
@@ -294,65 +595,10 @@ class DynamicPluginRegistry implements Registry {
     return this.#plugins.get(type)?.get(name)?.[0];
   }
 
-  /** Persist first, so a published change is already durable; then tell everyone; then surface a failed write. */
-  #commit(event: ChangeEvent): void {
-    const failure = this.#persist();
-    this.#emit(event);
-    if (!this.#shutDown) {
-      for (const subscriber of this.#subscribers) {
-        if (subscriber.type === undefined || subscriber.type === event.plugin.type) {
-          subscriber.queue.push(copyEvent(event));
-        }
-      }
-    }
-    for (const waiter of [...this.#waiters]) {
-      if (waiter.type === event.plugin.type) waiter.check();
-    }
-    this.#throwIfUnsaved(failure);
-  }
-
-  #persist(): BerthError | undefined {
-    const { storage } = this.#options;
-    if (storage === undefined) return undefined;
-    try {
-      storage.putDynamicPluginRegistryState(this.#snapshot());
-      this.#unsaved = false;
-      return undefined;
-    } catch (err) {
-      this.#unsaved = true;
-      return isBerthError(err)
-        ? err
-        : new BerthError(
-            'BERTH_STORAGE_FAILED',
-            `failed to persist dynamic plugin registry state: ${errorMessage(err)}`,
-            { cause: err },
-          );
-    }
-  }
-
-  #throwIfUnsaved(failure: BerthError | undefined): void {
-    if (failure === undefined) return;
-    this.#options.logger.error(
-      { code: failure.code, err: failure.message },
-      'dynamic plugin registry change applied in memory but not persisted',
-    );
-    this.#emit(storageErrorEvent(failure, this.#options.clock.now()));
-    throw failure;
-  }
-
-  #snapshot(): RegistryState {
-    // Object.fromEntries defines own keys, so a type or name like "__proto__" stays data.
-    return {
-      plugins: Object.fromEntries(
-        [...this.#plugins].map(([type, byName]) => [type, Object.fromEntries(byName)]),
-      ),
-    };
-  }
-
   /** The daemon's tap; a throwing tap must not break the registry. */
   #emit(event: PluginEvent): void {
     const { onEvent, logger } = this.#options;
-    if (onEvent === undefined || this.#shutDown) return;
+    if (onEvent === undefined || this.#closed) return;
     try {
       onEvent(event.type === 'storage-error' ? event : copyEvent(event as ChangeEvent));
     } catch (err) {
@@ -379,12 +625,10 @@ function storageErrorEvent(err: unknown, at: number): PluginEvent {
   return event;
 }
 
-function shutDownError(what: string): BerthError {
-  return new BerthError('BERTH_SHUT_DOWN', `${what}: the registry was shut down`);
+function noPluginsForType(type: string): BerthError {
+  return new BerthError('BERTH_NO_PLUGINS_FOR_TYPE', `no plugins registered for type: ${type}`);
 }
 
-function checkQueueSize(size: number, what: string): void {
-  if (!Number.isInteger(size) || size < 1) {
-    throw new BerthError('BERTH_INVALID_ARGUMENT', `${what} must be a positive integer, got ${size}`);
-  }
+function shutDownError(what: string): BerthError {
+  return new BerthError('BERTH_SHUT_DOWN', `${what}: the registry was stopped`);
 }

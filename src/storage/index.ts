@@ -1,3 +1,11 @@
 export { createMemoryStorage } from './memory-storage.js';
-export { openSqliteStorage, type SqliteStorage, type SqliteStorageOptions } from './sqlite-storage.js';
-export type { RegistryState, StateStorage, StorageCorruptionReport } from './types.js';
+export { createSqliteStorage, type SqliteStorage } from './sqlite-storage.js';
+export { SQLITE_STORAGE_DEFAULTS, type SqliteStorageOptions } from './storage-options.js';
+export type {
+  RegistryChange,
+  RegistryState,
+  RegistryStorage,
+  StateStorage,
+  StorageCorruptionReport,
+  StorageWriteStats,
+} from './types.js';

@@ -1,4 +1,4 @@
-import type { PluginInstanceInfo } from '../common/index.js';
+import { BerthError, errorMessage, type PluginInstanceInfo } from '../common/index.js';
 import { CorruptStateError } from './corrupt-state-error.js';
 
 /** The columns an instance row is keyed by; the JSON must agree with them. */
@@ -60,4 +60,21 @@ export function decodeInstance(json: string, key: InstanceKey): PluginInstanceIn
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Encodes one instance and reads it back, so a store never holds what it
+ * could not restore. Throws BERTH_INVALID_ARGUMENT naming what is wrong.
+ */
+export function encodeCheckedInstance(info: PluginInstanceInfo): string {
+  if (typeof info !== 'object' || info === null || typeof info.allocId !== 'string') {
+    throw new BerthError('BERTH_INVALID_ARGUMENT', 'cannot store a plugin instance without an allocId');
+  }
+  const json = encodeInstance(info);
+  try {
+    decodeInstance(json, { type: info.type, name: info.name, allocId: info.allocId });
+  } catch (err) {
+    throw new BerthError('BERTH_INVALID_ARGUMENT', `cannot store registry state: ${errorMessage(err)}`);
+  }
+  return json;
 }

@@ -51,6 +51,35 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    // Versions 1 and 2 ordered a name's instances by a dense position, so adding
+    // an instance at the front renumbered every row and berth rewrote the whole
+    // registry on each change. Version 3 keys an instance by (type, name,
+    // alloc_id) and orders it by a per-name sequence (higher is newer), so one
+    // change writes one row. Positions convert to sequences newest-highest.
+    version: 3,
+    description: 'instances keyed by alloc id and ordered by a per-name sequence (one row per change)',
+    up(db) {
+      db.exec(`
+        CREATE TABLE plugin_instances_v3 (
+          type TEXT NOT NULL,
+          name TEXT NOT NULL,
+          alloc_id TEXT NOT NULL,
+          seq INTEGER NOT NULL,
+          info_json TEXT NOT NULL,
+          PRIMARY KEY (type, name, alloc_id)
+        ) STRICT;
+        INSERT OR IGNORE INTO plugin_instances_v3 (type, name, alloc_id, seq, info_json)
+          SELECT type, name, alloc_id,
+                 (SELECT max(position) FROM plugin_instances AS m WHERE m.type = p.type AND m.name = p.name)
+                   - position + 1,
+                 info_json
+          FROM plugin_instances AS p ORDER BY type, name, position;
+        DROP TABLE plugin_instances;
+        ALTER TABLE plugin_instances_v3 RENAME TO plugin_instances;
+      `);
+    },
+  },
 ];
 
 /** The schema version this build writes. */

@@ -4,7 +4,20 @@ import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import type { PluginInstanceInfo } from '../common/index.js';
 import { createRecordingLogger, createTempDir, FakeClock, type LogRecord } from '../testing/index.js';
-import { openSqliteStorage, type RegistryState, type StorageCorruptionReport } from './index.js';
+import {
+  createSqliteStorage,
+  type RegistryState,
+  type SqliteStorage,
+  type SqliteStorageOptions,
+  type StorageCorruptionReport,
+} from './index.js';
+
+/** Creates and starts a SQLite storage (start is where it opens the file). */
+async function openSqliteStorage(options: SqliteStorageOptions): Promise<SqliteStorage> {
+  const storage = createSqliteStorage(options);
+  await storage.start();
+  return storage;
+}
 
 function instance(n: number, name = 'my-plugin'): PluginInstanceInfo {
   return {
@@ -23,11 +36,11 @@ const sampleState: RegistryState = {
 };
 
 /** A storage that records corruption reports and logs, on a fake clock. */
-function openObserved(path: string) {
+async function openObserved(path: string) {
   const reports: StorageCorruptionReport[] = [];
   const logs: LogRecord[] = [];
   const clock = new FakeClock(Date.UTC(2026, 0, 2, 3, 4, 5, 6));
-  const storage = openSqliteStorage({
+  const storage = await openSqliteStorage({
     path,
     clock,
     logger: createRecordingLogger(logs),
@@ -37,17 +50,17 @@ function openObserved(path: string) {
 }
 
 /** Writes a database the way the storage does, then lets the test damage it with raw SQL. */
-function seedThenDamage(path: string, damage: (db: Database.Database) => void): void {
-  const storage = openSqliteStorage({ path });
+async function seedThenDamage(path: string, damage: (db: Database.Database) => void): Promise<void> {
+  const storage = await openSqliteStorage({ path });
   storage.putDynamicPluginRegistryState(sampleState);
-  storage.close();
+  await storage.stop();
   const db = new Database(path);
   damage(db);
   db.close();
 }
 
 function assertSetAsideAndFresh(
-  observed: ReturnType<typeof openObserved>,
+  observed: Awaited<ReturnType<typeof openObserved>>,
   path: string,
   expectedStamp = '2026-01-02T03-04-05-006Z',
 ): StorageCorruptionReport {
@@ -74,19 +87,19 @@ function assertSetAsideAndFresh(
 }
 
 describe('SQLite storage', () => {
-  it('creates its directory and a database at the current schema version', () => {
+  it('creates its directory and a database at the current schema version', async () => {
     {
       const dir = createTempDir();
       try {
         const path = dir.join('nested', 'deeper', 'state.db');
-        const storage = openSqliteStorage({ path });
-        assert.equal(storage.schemaVersion, 2);
+        const storage = await openSqliteStorage({ path });
+        assert.equal(storage.schemaVersion, 3);
         assert.equal(storage.path, path);
         assert.equal(storage.corruption, undefined);
-        storage.close();
+        await storage.stop();
         const db = new Database(path, { readonly: true });
         assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
-        assert.equal(db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get(), '2');
+        assert.equal(db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get(), '3');
         db.close();
       } finally {
         dir.remove();
@@ -94,29 +107,29 @@ describe('SQLite storage', () => {
     }
   });
 
-  it('stores one row per instance with its position, newest first', () => {
+  it('stores one row per instance with its order key, newest highest', async () => {
     const dir = createTempDir();
     try {
       const path = dir.join('state.db');
-      const storage = openSqliteStorage({ path });
+      const storage = await openSqliteStorage({ path });
       storage.putDynamicPluginRegistryState(sampleState);
-      storage.close();
+      await storage.stop();
       const db = new Database(path, { readonly: true });
       const rows = db
-        .prepare('SELECT name, position, alloc_id FROM plugin_instances ORDER BY position')
-        .all() as Array<{ name: string; position: number; alloc_id: string }>;
+        .prepare('SELECT name, seq, alloc_id FROM plugin_instances ORDER BY seq DESC')
+        .all() as Array<{ name: string; seq: number; alloc_id: string }>;
       db.close();
       assert.deepEqual(rows, [
-        { name: 'my-plugin', position: 0, alloc_id: 'alloc-2' },
-        { name: 'my-plugin', position: 1, alloc_id: 'alloc-1' },
-        { name: 'my-plugin', position: 2, alloc_id: 'alloc-0' },
+        { name: 'my-plugin', seq: 3, alloc_id: 'alloc-2' },
+        { name: 'my-plugin', seq: 2, alloc_id: 'alloc-1' },
+        { name: 'my-plugin', seq: 1, alloc_id: 'alloc-0' },
       ]);
     } finally {
       dir.remove();
     }
   });
 
-  it('migrates a version 1 database, keeping its instances in order and backfilling names', () => {
+  it('migrates a version 1 database, keeping its instances in order and backfilling names', async () => {
     const dir = createTempDir();
     try {
       const path = dir.join('state.db');
@@ -140,8 +153,8 @@ describe('SQLite storage', () => {
       });
       v1.close();
 
-      const storage = openSqliteStorage({ path });
-      assert.equal(storage.schemaVersion, 2);
+      const storage = await openSqliteStorage({ path });
+      assert.equal(storage.schemaVersion, 3);
       assert.deepEqual(storage.getDynamicPluginRegistryState(), {
         plugins: {
           'csi-controller': {},
@@ -150,38 +163,95 @@ describe('SQLite storage', () => {
       });
       // Version 2's reason to exist: a name whose instances are all gone survives a reopen.
       storage.putDynamicPluginRegistryState({ plugins: { 'csi-node': { 'my-plugin': [] } } });
-      storage.close();
-      const reopened = openSqliteStorage({ path });
+      await storage.stop();
+      const reopened = await openSqliteStorage({ path });
       assert.deepEqual(reopened.getDynamicPluginRegistryState(), {
         plugins: { 'csi-node': { 'my-plugin': [] } },
       });
-      reopened.close();
+      await reopened.stop();
 
       const db = new Database(path, { readonly: true });
-      assert.equal(db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get(), '2');
+      assert.equal(db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get(), '3');
       db.close();
     } finally {
       dir.remove();
     }
   });
 
-  it('refuses a database from a newer berth and leaves it untouched', () => {
+  it('migrates a version 2 database (dense positions) to one row per instance, keeping the order', async () => {
     const dir = createTempDir();
     try {
       const path = dir.join('state.db');
-      seedThenDamage(path, (db) =>
-        db.prepare("UPDATE meta SET value = '3' WHERE key = 'schema_version'").run(),
+      // A database as version 2 of the schema wrote it (the whole-registry rewrite layout).
+      const v2 = new Database(path);
+      v2.pragma('journal_mode = WAL');
+      v2.exec(`
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+        CREATE TABLE plugin_types (type TEXT PRIMARY KEY) STRICT;
+        CREATE TABLE plugin_instances (
+          type TEXT NOT NULL, name TEXT NOT NULL, position INTEGER NOT NULL,
+          alloc_id TEXT NOT NULL, info_json TEXT NOT NULL, PRIMARY KEY (type, name, position)
+        ) STRICT;
+        CREATE TABLE plugin_names (type TEXT NOT NULL, name TEXT NOT NULL, PRIMARY KEY (type, name)) STRICT;
+        INSERT INTO meta VALUES ('schema_version', '2'), ('registry_state_written', '1');
+        INSERT INTO plugin_types VALUES ('csi-node'), ('csi-controller');
+        INSERT INTO plugin_names VALUES ('csi-node', 'my-plugin'), ('csi-node', 'other'), ('csi-node', 'emptied');
+      `);
+      const insert = v2.prepare('INSERT INTO plugin_instances VALUES (?, ?, ?, ?, ?)');
+      ['alloc-2', 'alloc-1', 'alloc-0'].forEach((allocId, position) => {
+        const n = Number(allocId.slice(-1));
+        insert.run('csi-node', 'my-plugin', position, allocId, JSON.stringify(instance(n)));
+      });
+      insert.run('csi-node', 'other', 0, 'alloc-7', JSON.stringify(instance(7, 'other')));
+      v2.close();
+
+      const storage = await openSqliteStorage({ path });
+      assert.equal(storage.schemaVersion, 3);
+      const expected: RegistryState = {
+        plugins: {
+          'csi-controller': {},
+          'csi-node': {
+            emptied: [],
+            'my-plugin': [instance(2), instance(1), instance(0)],
+            other: [instance(7, 'other')],
+          },
+        },
+      };
+      assert.deepEqual(storage.getDynamicPluginRegistryState(), expected);
+      // The incremental path continues the converted order: a new instance goes in front.
+      await storage.applyChanges([{ op: 'put', info: instance(3), front: true }]);
+      await storage.stop();
+      const reopened = await openSqliteStorage({ path });
+      assert.deepEqual(
+        reopened.getDynamicPluginRegistryState()?.plugins['csi-node']?.['my-plugin']?.map((i) => i.allocId),
+        ['alloc-3', 'alloc-2', 'alloc-1', 'alloc-0'],
+      );
+      await reopened.stop();
+      const db = new Database(path, { readonly: true });
+      const columns = (
+        db.prepare('PRAGMA table_info(plugin_instances)').all() as Array<{ name: string }>
+      ).map((c) => c.name);
+      assert.deepEqual(columns, ['type', 'name', 'alloc_id', 'seq', 'info_json']);
+      db.close();
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it('refuses a database from a newer berth and leaves it untouched', async () => {
+    const dir = createTempDir();
+    try {
+      const path = dir.join('state.db');
+      await seedThenDamage(path, (db) =>
+        db.prepare("UPDATE meta SET value = '4' WHERE key = 'schema_version'").run(),
       );
       const before = readFileSync(path);
       const reports: StorageCorruptionReport[] = [];
-      assert.throws(
-        () => openSqliteStorage({ path, onCorrupt: (r) => reports.push(r) }),
-        (err: unknown) => {
-          assert.equal((err as { code?: string }).code, 'BERTH_STORAGE_VERSION');
-          assert.match((err as Error).message, /schema version 3, newer than version 2/);
-          return true;
-        },
-      );
+      await assert.rejects(openSqliteStorage({ path, onCorrupt: (r) => reports.push(r) }), (err: unknown) => {
+        assert.equal((err as { code?: string }).code, 'BERTH_STORAGE_VERSION');
+        assert.match((err as Error).message, /schema version 4, newer than version 3/);
+        return true;
+      });
       assert.deepEqual(readFileSync(path), before, 'the file is byte-for-byte unchanged');
       assert.deepEqual(reports, []);
       assert.deepEqual(
@@ -194,7 +264,7 @@ describe('SQLite storage', () => {
     }
   });
 
-  it('moves a file that is not a database aside (with its -wal and -shm) and starts empty', () => {
+  it('moves a file that is not a database aside (with its -wal and -shm) and starts empty', async () => {
     const dir = createTempDir();
     try {
       const path = dir.join('state.db');
@@ -202,7 +272,7 @@ describe('SQLite storage', () => {
       writeFileSync(path, garbage);
       writeFileSync(`${path}-wal`, 'stray wal');
       writeFileSync(`${path}-shm`, 'stray shm');
-      const observed = openObserved(path);
+      const observed = await openObserved(path);
       try {
         const report = assertSetAsideAndFresh(observed, path);
         assert.deepEqual(readFileSync(report.movedTo), garbage);
@@ -210,37 +280,37 @@ describe('SQLite storage', () => {
         assert.equal(readFileSync(`${report.movedTo}-shm`, 'utf8'), 'stray shm');
         assert.match(report.error.message, /not a database/);
       } finally {
-        observed.storage.close();
+        await observed.storage.stop();
       }
       // Restarting on the fresh database finds what was stored after the reset, and no new corruption.
-      const again = openSqliteStorage({ path });
+      const again = await openSqliteStorage({ path });
       assert.equal(again.corruption, undefined);
       assert.deepEqual(again.getDynamicPluginRegistryState(), sampleState);
-      again.close();
+      await again.stop();
     } finally {
       dir.remove();
     }
   });
 
-  it('moves a database with damaged pages aside', () => {
+  it('moves a database with damaged pages aside', async () => {
     const dir = createTempDir();
     try {
       const path = dir.join('state.db');
       const big: RegistryState = { plugins: { 'csi-node': {} } };
       const byName = big.plugins['csi-node'] ?? {};
       for (let n = 0; n < 400; n++) byName[`plugin-${n}`] = [instance(n, `plugin-${n}`)];
-      const storage = openSqliteStorage({ path });
+      const storage = await openSqliteStorage({ path });
       storage.putDynamicPluginRegistryState(big);
-      storage.close();
+      await storage.stop();
       const bytes = readFileSync(path);
       assert.ok(bytes.length > 4096 * 8, 'several pages to damage');
       bytes.fill(0x5a, 4096 * 2, 4096 * 6);
       writeFileSync(path, bytes);
-      const observed = openObserved(path);
+      const observed = await openObserved(path);
       try {
         assertSetAsideAndFresh(observed, path);
       } finally {
-        observed.storage.close();
+        await observed.storage.stop();
       }
     } finally {
       dir.remove();
@@ -248,26 +318,29 @@ describe('SQLite storage', () => {
   });
 
   const badRows: Array<[string, string]> = [
-    ['JSON that does not parse', "UPDATE plugin_instances SET info_json = '{not json' WHERE position = 1"],
+    [
+      'JSON that does not parse',
+      "UPDATE plugin_instances SET info_json = '{not json' WHERE alloc_id = 'alloc-1'",
+    ],
     [
       'JSON of the wrong shape',
-      `UPDATE plugin_instances SET info_json = '{"type":"csi-node"}' WHERE position = 0`,
+      `UPDATE plugin_instances SET info_json = '{"type":"csi-node"}' WHERE alloc_id = 'alloc-2'`,
     ],
     [
       'a row that disagrees with its key',
-      "UPDATE plugin_instances SET alloc_id = 'someone-else' WHERE position = 2",
+      "UPDATE plugin_instances SET alloc_id = 'someone-else' WHERE alloc_id = 'alloc-0'",
     ],
-    ['a gap in the positions', 'DELETE FROM plugin_instances WHERE position = 1'],
+    ['two instances sharing one order key', 'UPDATE plugin_instances SET seq = 7'],
     ['an instance of an unknown name', 'DELETE FROM plugin_names'],
     ['a broken schema marker', "UPDATE meta SET value = 'two' WHERE key = 'schema_version'"],
   ];
   for (const [what, sql] of badRows) {
-    it(`moves a database with ${what} aside and starts empty`, () => {
+    it(`moves a database with ${what} aside and starts empty`, async () => {
       const dir = createTempDir();
       try {
         const path = dir.join('state.db');
-        seedThenDamage(path, (db) => db.exec(sql));
-        const observed = openObserved(path);
+        await seedThenDamage(path, (db) => db.exec(sql));
+        const observed = await openObserved(path);
         try {
           const report = assertSetAsideAndFresh(observed, path);
           // The damaged database is preserved as it was.
@@ -275,7 +348,7 @@ describe('SQLite storage', () => {
           assert.ok(Number(kept.prepare('SELECT count(*) FROM plugin_types').pluck().get()) >= 1);
           kept.close();
         } finally {
-          observed.storage.close();
+          await observed.storage.stop();
         }
       } finally {
         dir.remove();
@@ -283,16 +356,16 @@ describe('SQLite storage', () => {
     });
   }
 
-  it('damage that appears after opening is caught by the next read and set aside the same way', () => {
+  it('damage that appears after opening is caught by the next read and set aside the same way', async () => {
     const dir = createTempDir();
     try {
       const path = dir.join('state.db');
-      const observed = openObserved(path);
+      const observed = await openObserved(path);
       try {
         observed.storage.putDynamicPluginRegistryState(sampleState);
         assert.equal(observed.reports.length, 0);
         const other = new Database(path);
-        other.exec("UPDATE plugin_instances SET info_json = '[]' WHERE position = 0");
+        other.exec("UPDATE plugin_instances SET info_json = '[]' WHERE alloc_id = 'alloc-2'");
         other.close();
         assert.throws(() => observed.storage.getDynamicPluginRegistryState(), {
           code: 'BERTH_STORAGE_CORRUPT',
@@ -304,47 +377,47 @@ describe('SQLite storage', () => {
         observed.storage.putDynamicPluginRegistryState({ plugins: {} });
         assert.deepEqual(observed.storage.getDynamicPluginRegistryState(), { plugins: {} });
       } finally {
-        observed.storage.close();
+        await observed.storage.stop();
       }
     } finally {
       dir.remove();
     }
   });
 
-  it('picks a new name when a set-aside file with the same timestamp exists', () => {
+  it('picks a new name when a set-aside file with the same timestamp exists', async () => {
     const dir = createTempDir();
     try {
       const path = dir.join('state.db');
       writeFileSync(`${path}.corrupt-2026-01-02T03-04-05-006Z`, 'earlier');
       writeFileSync(path, 'garbage garbage garbage garbage garbage garbage garbage garbage garbage garbage');
-      const observed = openObserved(path);
+      const observed = await openObserved(path);
       try {
         assertSetAsideAndFresh(observed, path, '2026-01-02T03-04-05-006Z-1');
         assert.equal(readFileSync(`${path}.corrupt-2026-01-02T03-04-05-006Z`, 'utf8'), 'earlier');
       } finally {
-        observed.storage.close();
+        await observed.storage.stop();
       }
     } finally {
       dir.remove();
     }
   });
 
-  it('fails with BERTH_STORAGE_FAILED, and moves nothing, when the path cannot be opened', () => {
+  it('fails with BERTH_STORAGE_FAILED, and moves nothing, when the path cannot be opened', async () => {
     const dir = createTempDir();
     try {
       const path = dir.join('state.db');
       mkdirSync(path);
-      assert.throws(() => openSqliteStorage({ path }), { code: 'BERTH_STORAGE_FAILED' });
+      await assert.rejects(openSqliteStorage({ path }), { code: 'BERTH_STORAGE_FAILED' });
       assert.deepEqual(readdirSync(dir.path), ['state.db']);
     } finally {
       dir.remove();
     }
   });
 
-  it('rejects a state it could not read back, keeping what was stored', () => {
+  it('rejects a state it could not read back, keeping what was stored', async () => {
     const dir = createTempDir();
     try {
-      const storage = openSqliteStorage({ path: dir.join('state.db') });
+      const storage = await openSqliteStorage({ path: dir.join('state.db') });
       storage.putDynamicPluginRegistryState(sampleState);
       const mismatched: RegistryState = {
         plugins: { 'csi-node': { 'my-plugin': [instance(5, 'not-my-plugin')] } },
@@ -360,7 +433,7 @@ describe('SQLite storage', () => {
         code: 'BERTH_INVALID_ARGUMENT',
       });
       assert.deepEqual(storage.getDynamicPluginRegistryState(), sampleState);
-      storage.close();
+      await storage.stop();
     } finally {
       dir.remove();
     }

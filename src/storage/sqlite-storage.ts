@@ -3,87 +3,99 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import {
   BerthError,
-  type Clock,
   errorMessage,
   isBerthError,
-  type Logger,
-  type PluginInstanceInfo,
-  silentLogger,
-  systemClock,
+  LifecycleController,
+  type LifecycleState,
 } from '../common/index.js';
 import { CorruptStateError } from './corrupt-state-error.js';
-import { decodeInstance, encodeInstance } from './instance-codec.js';
-import { setOwn } from './own-record.js';
 import { migrate, readSchemaVersion, SCHEMA_VERSION } from './sqlite-migrations.js';
-import type { RegistryState, StateStorage, StorageCorruptionReport } from './types.js';
+import { readState, replaceState } from './sqlite-rows.js';
+import { SqliteWriter } from './sqlite-writer.js';
+import {
+  type ResolvedSqliteStorageOptions,
+  resolveSqliteStorageOptions,
+  type SqliteStorageOptions,
+} from './storage-options.js';
+import type {
+  RegistryChange,
+  RegistryState,
+  RegistryStorage,
+  StorageCorruptionReport,
+  StorageWriteStats,
+} from './types.js';
 
 type Db = Database.Database;
 
-export interface SqliteStorageOptions {
-  /** The database file, e.g. `<data-dir>/state.db`. Its directory is created if missing. */
-  path: string;
-  logger?: Logger;
-  /** Used for the timestamp of a set-aside file. */
-  clock?: Clock;
-  /** Told when a corrupt or unreadable database was moved aside (also logged). */
-  onCorrupt?: (report: StorageCorruptionReport) => void;
-}
-
-export interface SqliteStorage extends StateStorage {
+export interface SqliteStorage extends RegistryStorage {
   readonly path: string;
-  /** The schema version of the open database (after migrations). */
+  /** The schema version of the open database (after migrations); 0 before start. */
   readonly schemaVersion: number;
   /** The last corruption set aside by this storage, for status displays. */
   readonly corruption?: StorageCorruptionReport | undefined;
 }
 
 /**
- * Opens (creating or migrating as needed) the SQLite state database.
- * Throws BERTH_STORAGE_VERSION, without touching the file, when it was written
- * by a newer berth, and BERTH_STORAGE_FAILED when it cannot be opened at all.
- * A corrupt file is moved aside and replaced by an empty database; the first
- * getDynamicPluginRegistryState() then throws BERTH_STORAGE_CORRUPT once.
+ * The SQLite state database. Nothing is opened until start(), which creates or
+ * migrates the file, checks it, and starts the writer thread. start() rejects
+ * with BERTH_STORAGE_VERSION, without touching the file, when it was written
+ * by a newer berth, and with BERTH_STORAGE_FAILED when it cannot be opened at
+ * all. A corrupt file is moved aside and replaced by an empty database; the
+ * first getDynamicPluginRegistryState() then throws BERTH_STORAGE_CORRUPT once.
+ *
+ * Reads and whole-state imports use a connection on the calling thread;
+ * incremental writes (applyChanges) run on the writer thread, one transaction
+ * and one fsync per call.
  */
-export function openSqliteStorage(options: SqliteStorageOptions): SqliteStorage {
-  return new SqliteStateStorage({
-    path: options.path,
-    logger: options.logger ?? silentLogger,
-    clock: options.clock ?? systemClock,
-    onCorrupt: options.onCorrupt,
-  });
-}
-
-interface ResolvedOptions {
-  path: string;
-  logger: Logger;
-  clock: Clock;
-  onCorrupt: ((report: StorageCorruptionReport) => void) | undefined;
-}
-
-const STATE_WRITTEN_KEY = 'registry_state_written';
-
-interface InstanceRow {
-  type: string;
-  name: string;
-  position: number;
-  alloc_id: string;
-  info_json: string;
+export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorage {
+  return new SqliteStateStorage(resolveSqliteStorageOptions(options));
 }
 
 class SqliteStateStorage implements SqliteStorage {
   readonly path: string;
-  readonly #options: ResolvedOptions;
+  readonly #options: ResolvedSqliteStorageOptions;
+  readonly #lifecycle: LifecycleController;
+  readonly #writer: SqliteWriter;
+  readonly #stats: StorageWriteStats = { transactions: 0, changes: 0, rowsWritten: 0, failures: 0 };
   #db: Db | undefined;
   #schemaVersion = 0;
   #corruption: StorageCorruptionReport | undefined;
   /** Corruption found while opening, handed to the first reader of the state. */
   #unreported: BerthError | undefined;
-  #closed = false;
 
-  constructor(options: ResolvedOptions) {
+  constructor(options: ResolvedSqliteStorageOptions) {
     this.#options = options;
     this.path = options.path;
-    this.#db = this.#open();
+    this.#writer = new SqliteWriter({ path: options.path, busyTimeoutMs: options.busyTimeoutMs });
+    this.#lifecycle = new LifecycleController({
+      onStart: async () => {
+        this.#db = this.#open();
+        await this.#writer.start();
+      },
+      onStop: async () => {
+        // The writer finishes what was posted before it closes.
+        await this.#writer.stop();
+        const db = this.#db;
+        this.#db = undefined;
+        db?.close();
+      },
+    });
+  }
+
+  get state(): LifecycleState {
+    return this.#lifecycle.state;
+  }
+
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#lifecycle.start(signal);
+  }
+
+  stop(): Promise<void> {
+    return this.#lifecycle.stop();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
   }
 
   get schemaVersion(): number {
@@ -92,6 +104,10 @@ class SqliteStateStorage implements SqliteStorage {
 
   get corruption(): StorageCorruptionReport | undefined {
     return this.#corruption;
+  }
+
+  get writeStats(): StorageWriteStats {
+    return { ...this.#stats };
   }
 
   getDynamicPluginRegistryState(): RegistryState | undefined {
@@ -110,44 +126,41 @@ class SqliteStateStorage implements SqliteStorage {
       this.#db = undefined;
       const error = this.#setAside(err);
       this.#db = this.#openFresh();
+      // The writer still holds the file that was moved aside.
+      this.#writer.reconnect();
       throw error;
     }
   }
 
   putDynamicPluginRegistryState(state: RegistryState): void {
     const db = this.#requireOpen();
-    const rows = encodeState(state);
     try {
-      db.transaction(() => {
-        db.exec('DELETE FROM plugin_instances; DELETE FROM plugin_names; DELETE FROM plugin_types;');
-        const insertType = db.prepare('INSERT INTO plugin_types (type) VALUES (?)');
-        const insertName = db.prepare('INSERT INTO plugin_names (type, name) VALUES (?, ?)');
-        const insertInstance = db.prepare(
-          'INSERT INTO plugin_instances (type, name, position, alloc_id, info_json) VALUES (?, ?, ?, ?, ?)',
-        );
-        for (const type of rows.types) insertType.run(type);
-        for (const [type, name] of rows.names) insertName.run(type, name);
-        for (const r of rows.instances)
-          insertInstance.run(r.type, r.name, r.position, r.alloc_id, r.info_json);
-        db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(STATE_WRITTEN_KEY, '1');
-      })();
+      db.transaction(() => replaceState(db, state))();
     } catch (err) {
       throw failure(`failed to write dynamic plugin registry state to ${this.path}`, err);
     }
   }
 
-  close(): void {
-    this.#closed = true;
-    const db = this.#db;
-    this.#db = undefined;
-    db?.close();
+  async applyChanges(changes: readonly RegistryChange[]): Promise<void> {
+    this.#requireOpen();
+    try {
+      const rows = await this.#writer.apply(changes);
+      this.#stats.transactions += 1;
+      this.#stats.changes += changes.length;
+      this.#stats.rowsWritten += rows;
+    } catch (err) {
+      this.#stats.failures += 1;
+      throw failure(`failed to write dynamic plugin registry changes to ${this.path}`, err);
+    }
   }
 
   #requireOpen(): Db {
     if (this.#db === undefined) {
       throw new BerthError(
         'BERTH_STORAGE_FAILED',
-        this.#closed ? 'state storage is closed' : `state database ${this.path} is not open`,
+        this.#lifecycle.state === 'new'
+          ? `state database ${this.path} is not open: start the storage first`
+          : 'state storage is closed',
       );
     }
     return this.#db;
@@ -172,7 +185,7 @@ class SqliteStateStorage implements SqliteStorage {
   #openExisting(): Db {
     // Checked before SQLite opens the file: SQLite would delete a stray -wal next to a non-database.
     checkHeader(this.path);
-    const db = new Database(this.path, { timeout: 5000 });
+    const db = new Database(this.path, { timeout: this.#options.busyTimeoutMs });
     try {
       // Reads only, before anything is written: a newer database stays untouched.
       const check = db.pragma('quick_check', { simple: true });
@@ -199,7 +212,7 @@ class SqliteStateStorage implements SqliteStorage {
   #openFresh(): Db {
     let db: Db | undefined;
     try {
-      db = new Database(this.path, { timeout: 5000 });
+      db = new Database(this.path, { timeout: this.#options.busyTimeoutMs });
       this.#prepare(db, 0);
       return db;
     } catch (err) {
@@ -244,95 +257,6 @@ class SqliteStateStorage implements SqliteStorage {
     }
     return error;
   }
-}
-
-function readState(db: Db): RegistryState | undefined {
-  const written = db.prepare('SELECT value FROM meta WHERE key = ?').pluck().get(STATE_WRITTEN_KEY);
-  if (written === undefined) return undefined;
-  const plugins: RegistryState['plugins'] = {};
-  for (const type of db.prepare('SELECT type FROM plugin_types ORDER BY type').pluck().all() as string[]) {
-    setOwn(plugins, type, {});
-  }
-  const names = db.prepare('SELECT type, name FROM plugin_names ORDER BY type, name').all() as Array<{
-    type: string;
-    name: string;
-  }>;
-  for (const { type, name } of names) {
-    const byName = own(plugins, type);
-    if (byName === undefined) throw new CorruptStateError(`plugin name ${name} has unknown type ${type}`);
-    setOwn(byName, name, []);
-  }
-  const rows = db
-    .prepare(
-      'SELECT type, name, position, alloc_id, info_json FROM plugin_instances ORDER BY type, name, position',
-    )
-    .all() as InstanceRow[];
-  for (const row of rows) {
-    const byName = own(plugins, row.type);
-    const list = byName === undefined ? undefined : own(byName, row.name);
-    if (list === undefined) {
-      throw new CorruptStateError(`instance row for unknown plugin ${row.name} (type ${row.type})`);
-    }
-    if (row.position !== list.length) {
-      throw new CorruptStateError(
-        `instance positions of plugin ${row.name} (type ${row.type}) are not 0..n-1 (found ${row.position} at ${list.length})`,
-      );
-    }
-    list.push(decodeInstance(row.info_json, { type: row.type, name: row.name, allocId: row.alloc_id }));
-  }
-  return { plugins };
-}
-
-interface EncodedState {
-  types: string[];
-  names: Array<[string, string]>;
-  instances: InstanceRow[];
-}
-
-/** Encodes and re-checks every instance first, so the store never holds what it could not read back. */
-function encodeState(state: RegistryState): EncodedState {
-  const encoded: EncodedState = { types: [], names: [], instances: [] };
-  if (
-    typeof state !== 'object' ||
-    state === null ||
-    typeof state.plugins !== 'object' ||
-    state.plugins === null
-  ) {
-    throw new BerthError('BERTH_INVALID_ARGUMENT', 'cannot store registry state: plugins map is missing');
-  }
-  for (const [type, byName] of Object.entries(state.plugins)) {
-    encoded.types.push(type);
-    for (const [name, list] of Object.entries(byName ?? {})) {
-      encoded.names.push([type, name]);
-      if (!Array.isArray(list)) {
-        throw new BerthError(
-          'BERTH_INVALID_ARGUMENT',
-          `cannot store registry state: instances of plugin ${name} (type ${type}) are not a list`,
-        );
-      }
-      list.forEach((info: PluginInstanceInfo, position) => {
-        if (typeof info !== 'object' || info === null || typeof info.allocId !== 'string') {
-          throw new BerthError(
-            'BERTH_INVALID_ARGUMENT',
-            `cannot store registry state: instance ${position} of plugin ${name} (type ${type}) has no allocId`,
-          );
-        }
-        const json = encodeInstance(info);
-        const key = { type, name, allocId: info.allocId };
-        try {
-          decodeInstance(json, key);
-        } catch (err) {
-          throw new BerthError('BERTH_INVALID_ARGUMENT', `cannot store registry state: ${errorMessage(err)}`);
-        }
-        encoded.instances.push({ type, name, position, alloc_id: info.allocId, info_json: json });
-      });
-    }
-  }
-  return encoded;
-}
-
-function own<T>(record: Record<string, T>, key: string): T | undefined {
-  return Object.hasOwn(record, key) ? record[key] : undefined;
 }
 
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');

@@ -31,7 +31,7 @@ export {
 } from './object-fixtures.js';
 export { type RecordedCall, RecordingHandler, type RecordingHandlerBehaviour } from './recording-handler.js';
 export { createRecordingLogger, type LogRecord } from './recording-logger.js';
-export { instrumented, nodePlugin } from './registry-fixtures.js';
+export { type InstrumentedStorage, instrumented, nodePlugin } from './registry-fixtures.js';
 export { mkfifo, type ServedSocket, SocketPool, serveSocket } from './served-socket.js';
 export { siblingModule, spawnModule, stopChild } from './spawn-module.js';
 export { createStaleSocket } from './stale-socket.js';

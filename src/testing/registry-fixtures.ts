@@ -1,9 +1,10 @@
 /**
- * Fixtures for registry tests: Nomad's plugin N, and a storage wrapper that
- * counts or fails writes. (The storages themselves: ./storage-kinds.ts.)
+ * Test support for the registry tests: Nomad's plugin N, and a storage
+ * wrapper that counts writes or makes them fail (an injected failure; the
+ * real disk-full and read-only cases are in registry-storage-failure.test.ts).
  */
 import type { PluginInstanceInfo } from '../common/index.js';
-import type { StateStorage } from '../storage/index.js';
+import type { RegistryChange, RegistryStorage } from '../storage/index.js';
 
 /** Plugin N of Nomad's concurrent-allocs tests. */
 export function nodePlugin(n: number, overrides: Partial<PluginInstanceInfo> = {}): PluginInstanceInfo {
@@ -18,18 +19,38 @@ export function nodePlugin(n: number, overrides: Partial<PluginInstanceInfo> = {
   };
 }
 
+export interface InstrumentedStorage extends RegistryStorage {
+  /** applyChanges calls (transactions attempted). */
+  writes: number;
+  /** Every change passed to applyChanges, in order. */
+  written: RegistryChange[];
+  /** While set, applyChanges rejects with this message and applies nothing. */
+  failWrites: string | undefined;
+}
+
 /** Wraps a storage to count writes or make them fail. */
-export function instrumented(inner: StateStorage): StateStorage & { puts: number; failPuts: boolean } {
-  const wrapper = {
-    puts: 0,
-    failPuts: false,
-    getDynamicPluginRegistryState: () => inner.getDynamicPluginRegistryState(),
-    putDynamicPluginRegistryState(state: Parameters<StateStorage['putDynamicPluginRegistryState']>[0]) {
-      wrapper.puts += 1;
-      if (wrapper.failPuts) throw new Error('disk full');
-      inner.putDynamicPluginRegistryState(state);
+export function instrumented(inner: RegistryStorage): InstrumentedStorage {
+  const wrapper: InstrumentedStorage = {
+    writes: 0,
+    written: [],
+    failWrites: undefined,
+    get state() {
+      return inner.state;
     },
-    close: () => inner.close(),
+    get writeStats() {
+      return inner.writeStats;
+    },
+    start: (signal) => inner.start(signal),
+    stop: () => inner.stop(),
+    [Symbol.asyncDispose]: () => inner.stop(),
+    getDynamicPluginRegistryState: () => inner.getDynamicPluginRegistryState(),
+    putDynamicPluginRegistryState: (state) => inner.putDynamicPluginRegistryState(state),
+    async applyChanges(changes) {
+      wrapper.writes += 1;
+      if (wrapper.failWrites !== undefined) throw new Error(wrapper.failWrites);
+      wrapper.written.push(...changes);
+      await inner.applyChanges(changes);
+    },
   };
   return wrapper;
 }

@@ -1,45 +1,49 @@
 /**
- * The storages that registry and storage tests run against, each with "the
- * same storage after a restart": the same object for memory, a closed and
- * reopened file for SQLite.
+ * The storages that registry and storage tests run against, each started and
+ * with "the same storage after a restart": the same object for memory, a
+ * stopped and newly started storage on the same file for SQLite.
  */
-import { createMemoryStorage, openSqliteStorage, type StateStorage } from '../storage/index.js';
+import { createMemoryStorage, createSqliteStorage, type RegistryStorage } from '../storage/index.js';
 import { createTempDir } from './temp-dir.js';
 
 export interface StorageFixture {
-  storage(): StateStorage;
-  restart(): StateStorage;
-  dispose(): void;
+  /** The current storage (started). */
+  storage(): RegistryStorage;
+  restart(): Promise<RegistryStorage>;
+  dispose(): Promise<void>;
 }
 
 export interface StorageKind {
   name: 'memory' | 'sqlite';
-  create(): StorageFixture;
+  create(): Promise<StorageFixture>;
 }
 
 export const storageKinds: StorageKind[] = [
   {
     name: 'memory',
-    create() {
+    async create() {
       const storage = createMemoryStorage();
-      return { storage: () => storage, restart: () => storage, dispose: () => storage.close() };
+      await storage.start();
+      return { storage: () => storage, restart: async () => storage, dispose: () => storage.stop() };
     },
   },
   {
     name: 'sqlite',
-    create() {
+    async create() {
       const dir = createTempDir();
       const path = dir.join('state.db');
-      let current = openSqliteStorage({ path });
+      let current: RegistryStorage = createSqliteStorage({ path });
+      await current.start();
       return {
         storage: () => current,
-        restart() {
-          current.close();
-          current = openSqliteStorage({ path });
+        async restart() {
+          await current.stop();
+          current = createSqliteStorage({ path });
+          await current.start();
           return current;
         },
-        dispose() {
-          current.close();
+        async dispose() {
+          await current.stop();
           dir.remove();
         },
       };

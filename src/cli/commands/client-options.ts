@@ -11,8 +11,15 @@ export function withClientOptions(command: Command, json = true): Command {
   command
     .option(
       '--api <path|host:port>',
-      "the daemon's API: a unix socket path or HOST:PORT (default: <data-dir>/berth.sock)",
+      "the daemon's API: a unix socket path, HOST:PORT or https://HOST:PORT (default: <data-dir>/berth.sock)",
     )
+    .option(
+      '--token-file <file>',
+      'bearer token for a TCP API (default: $BERTH_TOKEN, else <data-dir>/api-token if readable)',
+    )
+    .option('--tls-ca <file>', "PEM CA of the daemon's TLS certificate (implies https)")
+    .option('--tls-cert <file>', 'PEM client certificate for mutual TLS')
+    .option('--tls-key <file>', 'PEM key of --tls-cert')
     .option(
       '--data-dir <dir>',
       'data directory of the daemon to talk to (default: $BERTH_DATA_DIR, else $XDG_STATE_HOME/berth, else ~/.local/state/berth)',

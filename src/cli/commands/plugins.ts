@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import type { PluginListResponse, PluginSummaryView } from '../../daemon/contract.js';
+import type { PluginListResponse, PluginSummaryView, PluginView } from '../../daemon/contract.js';
+import { usageError } from '../cli-error.js';
 import { formatTable, relativeTime } from '../format-table.js';
 import { type ClientFlags, clientFor, printJson, withClientOptions } from './client-options.js';
 
@@ -20,13 +21,36 @@ export function formatPlugins(plugins: readonly PluginRow[], now: number): strin
   );
 }
 
+/** One plugin's instances, newest (current) first. */
+export function formatPluginInstances(instances: readonly PluginView[], now: number): string {
+  return formatTable(
+    ['TYPE', 'NAME', 'VERSIONS', 'REGISTERED', 'SOCKET'],
+    instances.map((p, i) => [
+      p.type,
+      i === 0 ? `${p.name} (current)` : p.name,
+      p.versions.join(',') || p.version || '-',
+      relativeTime(p.registeredAt, now),
+      p.socketPath,
+    ]),
+  );
+}
+
 export function pluginsCommand(program: Command): void {
   withClientOptions(
     program
       .command('plugins')
       .description('list the registered plugins (the current instance of each type and name)')
-      .option('--type <type>', 'only plugins of this type'),
-  ).action(async (flags: ClientFlags & { type?: string }) => {
+      .option('--type <type>', 'only plugins of this type')
+      .option('--name <name>', 'show one plugin and its instances (needs --type; names may contain /)'),
+  ).action(async (flags: ClientFlags & { type?: string; name?: string }) => {
+    if (flags.name !== undefined) {
+      if (flags.type === undefined) throw usageError('--name needs --type; see `berth plugins --help`');
+      const path = `/v1/plugins/${encodeURIComponent(flags.type)}/${encodeURIComponent(flags.name)}`;
+      const one = await clientFor(flags).request<{ plugin: PluginRow; instances: PluginView[] }>('GET', path);
+      if (flags.json) printJson(one);
+      else console.log(formatPluginInstances(one.instances, Date.now()));
+      return;
+    }
     const query = flags.type === undefined ? '' : `?type=${encodeURIComponent(flags.type)}`;
     const body = await clientFor(flags).request<PluginListResponse>('GET', `/v1/plugins${query}`);
     if (flags.json) printJson(body);

@@ -8,6 +8,7 @@ interface RunFlags {
   listen?: string;
   config?: string;
   logLevel?: string;
+  apiTokenFile?: string;
 }
 
 export function runCommand(program: Command): void {
@@ -25,6 +26,10 @@ export function runCommand(program: Command): void {
     .option(
       '--listen <host:port>',
       'also serve the API on TCP (default: the unix socket <data-dir>/berth.sock only)',
+    )
+    .option(
+      '--api-token-file <file>',
+      'bearer token TCP clients must send; created on first start, 0600 (default: <data-dir>/api-token)',
     )
     .option('--config <file>', 'YAML or JSON config file; flags override it (default: none)')
     .option('--log-level <level>', `${LOG_LEVELS.join('|')} (default: info)`)
@@ -55,7 +60,10 @@ export function runCommand(program: Command): void {
         throw err;
       }
       const { socketPath, tcp } = daemon.apiAddress;
-      const api = tcp ? `${socketPath} and http://${formatHostPort(tcp)}` : socketPath;
+      const scheme = config.tls ? 'https' : 'http';
+      const api = tcp
+        ? `${socketPath} and ${scheme}://${formatHostPort(tcp)} (token in ${config.api.tokenFile})`
+        : socketPath;
       console.log(`berth: watching ${config.pluginsDir} for plugins; API on ${api}`);
     });
 }

@@ -1,9 +1,11 @@
 import { chmodSync, lstatSync, unlinkSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { connect } from 'node:net';
 import { BerthError, type Clock, errorMessage } from '../../common/index.js';
 import { formatHostPort, type TcpAddress } from '../config/listen-address.js';
 import type { RequestHandler } from './api-server.js';
+import { applyConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 
 /** Resolves true when something accepts connections on the unix socket. */
 function answers(socketPath: string): Promise<boolean> {
@@ -62,20 +64,65 @@ function listen(server: Server, target: string | TcpAddress, what: string): Prom
   });
 }
 
-/** Serves the handler on a unix socket readable and writable by the owner only (0600). */
-export async function listenUnix(handler: RequestHandler, socketPath: string): Promise<Server> {
+/** The longest unix socket path the kernel takes (sun_path is 108 bytes with its NUL). */
+export const UNIX_SOCKET_PATH_MAX_BYTES = 107;
+
+/**
+ * Serves the handler on a unix socket readable and writable by the owner only
+ * (0600). The socket is created under a 0177 umask, so it is never reachable
+ * by others, not even between bind and chmod.
+ */
+export async function listenUnix(
+  handler: RequestHandler,
+  socketPath: string,
+  limits?: ConnectionLimits,
+): Promise<Server> {
+  if (Buffer.byteLength(socketPath) > UNIX_SOCKET_PATH_MAX_BYTES) {
+    throw new BerthError(
+      'BERTH_INVALID_ARGUMENT',
+      `the API socket path ${socketPath} is ${Buffer.byteLength(socketPath)} bytes, longer than the unix limit of ${UNIX_SOCKET_PATH_MAX_BYTES}; choose a shorter --data-dir`,
+    );
+  }
   const server = createServer(handler);
-  await listen(server, socketPath, socketPath);
+  if (limits) applyConnectionLimits(server, limits);
+  const previous = process.umask(0o177);
+  try {
+    await listen(server, socketPath, socketPath);
+  } finally {
+    process.umask(previous);
+  }
   chmodSync(socketPath, 0o600);
   return server;
+}
+
+export interface TcpListenOptions {
+  limits?: ConnectionLimits;
+  /** PEM contents: serve HTTPS; with `ca`, ask for client certificates verified against it. */
+  tls?: { cert: Buffer; key: Buffer; ca?: Buffer };
 }
 
 /** Serves the handler on TCP; the returned address has the real port when 0 was asked for. */
 export async function listenTcp(
   handler: RequestHandler,
   address: TcpAddress,
+  options: TcpListenOptions = {},
 ): Promise<{ server: Server; address: TcpAddress }> {
-  const server = createServer(handler);
+  const { tls } = options;
+  const server: Server = tls
+    ? createHttpsServer(
+        {
+          cert: tls.cert,
+          key: tls.key,
+          ...(tls.ca === undefined
+            ? {}
+            : // Certificates are checked per request (tcp-access.ts), so a client
+              // without one can still use the token.
+              { ca: tls.ca, requestCert: true, rejectUnauthorized: false }),
+        },
+        handler,
+      )
+    : createServer(handler);
+  if (options.limits) applyConnectionLimits(server, options.limits, tls !== undefined);
   await listen(server, address, formatHostPort(address));
   const bound = server.address();
   const port = typeof bound === 'object' && bound !== null ? bound.port : address.port;

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Clock, Logger } from '../../common/index.js';
 import type { ApiBackend } from './api-types.js';
+import { acceptEmptyJsonOnDelete } from './empty-json-body.js';
 import { errorBody, httpStatusFor, toApiError } from './http-errors.js';
 import { csiRoutes } from './routes/csi.js';
 import { deviceRoutes } from './routes/devices.js';
@@ -19,6 +20,12 @@ export interface ApiAppOptions {
   bodyLimitBytes: number;
   sseQueueSize: number;
   sseHeartbeatMs: number;
+  /** Most /v1/events clients at once (default unbounded). */
+  maxEventStreams?: number;
+  /** Unread bytes an event-stream client may leave before it is cut off as lagged. */
+  eventStreamBufferBytes?: number;
+  /** Told when an API limit is hit ('cap': event-stream cap, 'lagged': a client cut off). */
+  onLimit?: (what: 'cap' | 'lagged') => void;
 }
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -40,6 +47,12 @@ export async function createApiApp(backend: ApiBackend, options: ApiAppOptions):
     logger: false,
     bodyLimit: options.bodyLimitBytes,
     return503OnClosing: true,
+    // A malformed URL (bad percent-encoding) is answered in berth's error shape too.
+    frameworkErrors: (err, _request, reply) => {
+      const apiError = toApiError(err, options.bodyLimitBytes);
+      // biome-ignore lint/suspicious/noExplicitAny: fastify types frameworkErrors' reply too narrowly
+      void (reply as any).code(httpStatusFor(apiError.code)).send(errorBody(apiError.code, apiError.message));
+    },
     serverFactory: (handler) => {
       captured = handler;
       // Never listened on: the daemon's own servers carry the traffic.
@@ -66,6 +79,7 @@ export async function createApiApp(backend: ApiBackend, options: ApiAppOptions):
       ),
   );
 
+  acceptEmptyJsonOnDelete(app);
   pluginRoutes(app, backend.plugins);
   socketRoutes(app, () => backend.sockets());
   eventRoutes(app, backend.events, {
@@ -73,6 +87,11 @@ export async function createApiApp(backend: ApiBackend, options: ApiAppOptions):
     logger: options.logger,
     queueSize: options.sseQueueSize,
     heartbeatMs: options.sseHeartbeatMs,
+    ...(options.maxEventStreams === undefined ? {} : { maxClients: options.maxEventStreams }),
+    ...(options.eventStreamBufferBytes === undefined
+      ? {}
+      : { maxBufferedBytes: options.eventStreamBufferBytes }),
+    ...(options.onLimit === undefined ? {} : { onLimit: options.onLimit }),
   });
   podRoutes(app, backend.pods);
   objectRoutes(app, backend.objects);
@@ -81,6 +100,7 @@ export async function createApiApp(backend: ApiBackend, options: ApiAppOptions):
   if (backend.devices) deviceRoutes(app, backend.devices);
   healthRoutes(app, {
     isReady: () => backend.isReady(),
+    readinessProblem: () => backend.readinessProblem?.(),
     status: () => backend.status(),
     metrics: backend.metrics,
   });

@@ -80,6 +80,8 @@ export interface ApiBackend {
   status(): StatusView;
   /** True once state is restored and the first scan is done, until shutdown begins. */
   isReady(): boolean;
+  /** Why berth is not ready although started (e.g. the plugins directory is gone), if it knows. */
+  readinessProblem?(): string | undefined;
   /** The CSI handler's drivers (GET /v1/csi/drivers); absent: the route answers 404. */
   csi?: CsiDriverCatalog;
   /** The DRA handler's drivers and claim calls (/v1/dra/drivers...). */

@@ -11,32 +11,46 @@ export interface SseOptions {
   clock: Clock;
   /** A comment line this often keeps proxies and idle timeouts from closing the stream. */
   heartbeatMs: number;
-}
-
-/** One server-sent event: `event: <type>` and `data: <JSON>` (JSON has no raw newlines). */
-export function formatSseEvent(event: PluginEvent): string {
-  return `event: ${event.type}\ndata: ${JSON.stringify(eventView(event))}\n\n`;
-}
-
-/** Resolves when the response can take more data, or when the client has gone. */
-function writable(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
+  /**
+   * Bytes a client may leave unread in its socket buffer; past it the client
+   * is sent a `lagged` event and cut off (it re-lists and subscribes again).
+   */
+  maxBufferedBytes?: number;
+  /** Told when a client is cut off for lagging. */
+  onLagged?: () => void;
 }
 
 /**
- * Streams a subscription to one HTTP client until either side ends it. The
- * subscription's own bounded queue absorbs a slow reader; this loop only waits
- * for the socket to drain, never the daemon. Ends the response when the
- * subscription ends (daemon shutdown) and closes the subscription when the
- * client disconnects.
+ * Every client receives the same event object from the bus, so its text is
+ * built once and shared, whatever the number of clients (a WeakMap lets it go
+ * with the event).
+ */
+const formatted = new WeakMap<PluginEvent, string>();
+const formatCounter = { count: 0 };
+
+/** One server-sent event: `event: <type>` and `data: <JSON>` (JSON has no raw newlines). */
+export function formatSseEvent(event: PluginEvent): string {
+  let text = formatted.get(event);
+  if (text === undefined) {
+    formatCounter.count += 1;
+    text = `event: ${event.type}\ndata: ${JSON.stringify(eventView(event))}\n\n`;
+    formatted.set(event, text);
+  }
+  return text;
+}
+
+/** How many times an event text was built (for tests of the serialise-once rule). */
+export function formattedCount(): number {
+  return formatCounter.count;
+}
+
+/**
+ * Streams a subscription to one HTTP client until either side ends it. A slow
+ * reader is absorbed by its socket buffer up to `maxBufferedBytes`; past that
+ * (or when its subscription queue overflows) it gets a `lagged` event and the
+ * stream ends, so one stuck client costs a bounded amount of memory and never
+ * delays the daemon. Ends the response when the subscription ends (daemon
+ * shutdown) and closes the subscription when the client disconnects.
  */
 export async function streamSse(
   res: ServerResponse,
@@ -64,10 +78,30 @@ export async function streamSse(
   const onClose = () => subscription.close();
   res.on('close', onClose);
 
+  const maxBuffered = options.maxBufferedBytes ?? Number.POSITIVE_INFINITY;
+  const cutOff = (dropped: number) => {
+    options.onLagged?.();
+    const lagged: PluginEvent = { type: 'lagged', at: options.clock.now(), dropped };
+    res.end(formatSseEvent(lagged));
+    // A client that reads nothing would keep the socket (and our buffer) forever.
+    const kill = options.clock.setTimeout(() => res.destroy(), 1000);
+    res.once('close', () => options.clock.clearTimeout(kill));
+  };
   try {
     for await (const event of subscription) {
-      if (res.destroyed) break;
-      if (!res.write(formatSseEvent(event))) await writable(res);
+      if (res.destroyed || res.writableEnded) break;
+      if (event.type === 'lagged') {
+        // The subscription's own queue overflowed: the client missed events.
+        cutOff(event.dropped);
+        break;
+      }
+      if (res.writableLength > maxBuffered) {
+        cutOff(1);
+        break;
+      }
+      // Writes are not awaited: the socket buffer, bounded above, absorbs a slow
+      // reader, so its events are never held back in the queue behind a drain.
+      res.write(formatSseEvent(event));
     }
   } finally {
     if (timer) options.clock.clearTimeout(timer);

@@ -149,6 +149,8 @@ export interface StatusView {
   objects: { source: string; strategy: string };
   storage: {
     path: string;
+    /** Whether registry writes reach the disk; null before the registry exists. */
+    health: StorageHealthView | null;
     corruption: {
       path: string;
       movedTo: string;
@@ -157,3 +159,15 @@ export interface StatusView {
     } | null;
   };
 }
+
+/** The registry's storage health in /v1/status (times as ISO strings). */
+export type StorageHealthView =
+  | { state: 'ok'; failures: number }
+  | {
+      state: 'failing';
+      failures: number;
+      since: string | null;
+      lastError: { code: string; message: string };
+      pendingDeletes: number;
+      retryAt: string | null;
+    };

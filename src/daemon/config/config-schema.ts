@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BUILTIN_HANDLER_TYPES, LOG_LEVELS } from './defaults.js';
-import { parseDuration } from './duration.js';
+import { durationProblem, parseDuration } from './duration.js';
 import { parseHostPort } from './listen-address.js';
 
 /**
@@ -18,17 +18,35 @@ function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
 
 const text = z.string({ error: () => 'expected a string' }).min(1, { error: 'must not be empty' });
 
-const duration = z.unknown().transform((value, ctx): number => {
-  const ms = typeof value === 'string' || typeof value === 'number' ? parseDuration(value) : undefined;
-  if (ms === undefined) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `expected a duration such as "500ms", "10s" or "2m" (or milliseconds), got ${JSON.stringify(value)}`,
-    });
-    return z.NEVER;
-  }
-  return ms;
-});
+/**
+ * A duration; `positive` refuses 0 where zero time means nothing (a timeout,
+ * a period). Every duration must fit Node's timers (below 2^31 ms, about 24.8
+ * days): a longer one would fire at once.
+ */
+function durationOf(positive: boolean) {
+  return z.unknown().transform((value, ctx): number => {
+    const ms = typeof value === 'string' || typeof value === 'number' ? parseDuration(value) : undefined;
+    if (ms === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `expected a duration such as "500ms", "10s" or "2m" (or milliseconds), got ${JSON.stringify(value)}`,
+      });
+      return z.NEVER;
+    }
+    const problem = durationProblem(ms, positive);
+    if (problem !== undefined) {
+      ctx.addIssue({ code: 'custom', message: `${problem}, got ${JSON.stringify(value)}` });
+      return z.NEVER;
+    }
+    return ms;
+  });
+}
+const duration = durationOf(false);
+const positiveDuration = durationOf(true);
+
+const hostName = z
+  .string({ error: () => 'expected a host name' })
+  .regex(/^[A-Za-z0-9.-]{1,253}$/, { error: 'expected a DNS host name such as berth.example.com' });
 
 const positiveInt = z
   .number({ error: () => 'expected a number' })
@@ -106,16 +124,20 @@ export const configFileSchema = z.strictObject({
       });
     })
     .optional(),
-  resyncPeriod: duration.optional(),
-  rescanInterval: duration.optional(),
+  resyncPeriod: positiveDuration.optional(),
+  rescanInterval: positiveDuration.optional(),
   timeouts: z
-    .strictObject({ dial: duration.optional(), getInfo: duration.optional(), notify: duration.optional() })
+    .strictObject({
+      dial: positiveDuration.optional(),
+      getInfo: positiveDuration.optional(),
+      notify: positiveDuration.optional(),
+    })
     .optional(),
   liveness: z
     .strictObject({
       enabled: z.boolean({ error: () => 'expected true or false' }).optional(),
-      period: duration.optional(),
-      timeout: duration.optional(),
+      period: positiveDuration.optional(),
+      timeout: positiveDuration.optional(),
       failureThreshold: positiveInt.optional(),
     })
     .optional(),
@@ -127,7 +149,29 @@ export const configFileSchema = z.strictObject({
       ttl: duration.optional(),
     })
     .optional(),
-  shutdownTimeout: duration.optional(),
+  shutdownTimeout: positiveDuration.optional(),
+  api: z
+    .strictObject({
+      tokenFile: text.optional(),
+      allowedHosts: z.array(hostName, { error: () => 'expected a list of host names' }).optional(),
+      maxConnections: positiveInt.optional(),
+      maxEventStreams: positiveInt.optional(),
+      eventStreamBufferBytes: positiveInt.optional(),
+      headersTimeout: positiveDuration.optional(),
+      idleTimeout: positiveDuration.optional(),
+    })
+    .optional(),
+  tls: z
+    .strictObject(
+      { cert: text, key: text, clientCA: text.optional() },
+      {
+        error: () => 'expected { cert, key, clientCA? } (file paths)',
+      },
+    )
+    .optional(),
+  metrics: z
+    .strictObject({ anonymous: z.boolean({ error: () => 'expected true or false' }).optional() })
+    .optional(),
   /** Options of the built-in handlers, one section per type (defaults in src/handlers/<type>/*-options.ts). */
   handlerOptions: z
     .strictObject({

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -45,7 +45,24 @@ export interface DaemonConfig {
   registry: { subscriberQueueSize: number };
   objects: { source: ObjectSourceConfig; strategy: ObjectStrategy; ttlMs: number };
   shutdownTimeoutMs: number;
-  api: { bodyLimitBytes: number; sseQueueSize: number; sseHeartbeatMs: number };
+  api: {
+    bodyLimitBytes: number;
+    sseQueueSize: number;
+    sseHeartbeatMs: number;
+    /** The bearer token TCP clients send; created on first start (0600). */
+    tokenFile: string;
+    /** Host names accepted in the Host header of TCP requests, besides IP literals and localhost. */
+    allowedHosts: string[];
+    maxConnections: number;
+    maxEventStreams: number;
+    eventStreamBufferBytes: number;
+    headersTimeoutMs: number;
+    idleTimeoutMs: number;
+    /** Serve /metrics on TCP without the token. */
+    metricsAnonymous: boolean;
+  };
+  /** TLS for the TCP listener; with clientCA, mutual TLS (a verified client certificate authenticates). */
+  tls?: { cert: string; key: string; clientCA?: string };
   /**
    * Each built-in handler's options (HandlerServices.options), durations in
    * milliseconds (`wipeDelay` → `wipeDelayMs`); absent keys take the handler's defaults.
@@ -60,6 +77,7 @@ export interface ConfigFlags {
   pluginsDir?: string;
   listen?: string;
   logLevel?: string;
+  apiTokenFile?: string;
 }
 
 export interface ResolveConfigOptions {
@@ -113,8 +131,9 @@ export function parseConfigDocument(document: unknown, source: string): ConfigFi
 export function loadConfigFile(path: string): ConfigFile {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readConfigText(path);
   } catch (err) {
+    if (err instanceof BerthError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     const why = code === 'ENOENT' ? 'no such file' : errorMessage(err);
     throw configError(path, `cannot read it (${why}); check the --config path`);
@@ -126,6 +145,36 @@ export function loadConfigFile(path: string): ConfigFile {
     throw configError(path, `not valid YAML or JSON: ${errorMessage(err).split('\n')[0]}`);
   }
   return parseConfigDocument(document, path);
+}
+
+/** A config file larger than this is refused before it is read. */
+export const CONFIG_FILE_MAX_BYTES = 1024 * 1024;
+
+/**
+ * Reads the config file only if it is a regular file of at most
+ * CONFIG_FILE_MAX_BYTES: opened non-blocking, so a FIFO cannot hang `berth
+ * run`, and checked with fstat before reading, so /dev/zero cannot grow
+ * memory without bound.
+ */
+function readConfigText(path: string): string {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw configError(path, 'not a regular file; point --config at a YAML or JSON file');
+    if (st.size > CONFIG_FILE_MAX_BYTES) {
+      throw configError(path, `larger than ${CONFIG_FILE_MAX_BYTES} bytes; a berth config is a few lines`);
+    }
+    const buffer = Buffer.alloc(st.size);
+    let read = 0;
+    while (read < st.size) {
+      const n = readSync(fd, buffer, read, st.size - read, read);
+      if (n === 0) break;
+      read += n;
+    }
+    return buffer.subarray(0, read).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function expandPath(path: string, base: string, home: string): string {
@@ -225,8 +274,24 @@ export function resolveDaemonConfig(
       bodyLimitBytes: DEFAULTS.bodyLimitBytes,
       sseQueueSize: DEFAULTS.sseQueueSize,
       sseHeartbeatMs: DEFAULTS.sseHeartbeatMs,
+      tokenFile: fromFlag(flags.apiTokenFile) ?? fromFile(file.api?.tokenFile) ?? join(dataDir, 'api-token'),
+      allowedHosts: file.api?.allowedHosts ?? [],
+      maxConnections: file.api?.maxConnections ?? DEFAULTS.apiMaxConnections,
+      maxEventStreams: file.api?.maxEventStreams ?? DEFAULTS.apiMaxEventStreams,
+      eventStreamBufferBytes: file.api?.eventStreamBufferBytes ?? DEFAULTS.apiEventStreamBufferBytes,
+      headersTimeoutMs: file.api?.headersTimeout ?? DEFAULTS.apiHeadersTimeoutMs,
+      idleTimeoutMs: file.api?.idleTimeout ?? DEFAULTS.apiIdleTimeoutMs,
+      metricsAnonymous: file.metrics?.anonymous ?? false,
     },
   };
+  if (file.tls !== undefined) {
+    const tls: NonNullable<DaemonConfig['tls']> = {
+      cert: fromFile(file.tls.cert) as string,
+      key: fromFile(file.tls.key) as string,
+    };
+    if (file.tls.clientCA !== undefined) tls.clientCA = fromFile(file.tls.clientCA) as string;
+    config.tls = tls;
+  }
   if (deprecatedPluginsDir !== undefined) config.deprecatedPluginsDir = deprecatedPluginsDir;
   if (listen !== undefined) config.listen = listen;
   return config;

@@ -29,6 +29,16 @@ export const DEFAULTS = {
   sseHeartbeatMs: 15_000,
   /** Largest accepted request body (PUT /v1/pods). */
   bodyLimitBytes: 1024 * 1024,
+  /** Open API connections per listener (unix socket, TCP); keeps fds free for plugin dials. */
+  apiMaxConnections: 256,
+  /** /v1/events clients at once. */
+  apiMaxEventStreams: 64,
+  /** Unread bytes one /v1/events client may leave before it is cut off with `lagged`. */
+  apiEventStreamBufferBytes: 1024 * 1024,
+  /** Time a client has to send its request headers. */
+  apiHeadersTimeoutMs: 10_000,
+  /** A connection idle this long is closed (event streams send a heartbeat every 15 s). */
+  apiIdleTimeoutMs: 60_000,
 } as const;
 
 /** The plugin type `berth example-plugin` registers with; the daemon accepts it out of the box. */

@@ -34,3 +34,13 @@ export function formatConfigDuration(ms: number): string {
   seconds -= minutes * 60;
   return `${hours ? `${hours}h` : ''}${minutes ? `${minutes}m` : ''}${seconds ? `${seconds}s` : ''}`;
 }
+
+/** Node's timers take at most 2^31 - 1 ms; a longer delay fires at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Why a duration cannot be used (undefined when it can): beyond the timer range, or 0 where that means nothing. */
+export function durationProblem(ms: number, positive: boolean): string | undefined {
+  if (ms > MAX_TIMER_MS) return `must be below 2^31 ms (about 24.8 days), the longest timer Node.js can set`;
+  if (positive && ms <= 0) return 'must be greater than 0';
+  return undefined;
+}

@@ -21,7 +21,9 @@ function write(
 ) {
   mkdirSync(dir.join(resource, ns), { recursive: true });
   const path = dir.join(resource, ns, file);
-  writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
+  // Objects written as values get the kind their directory needs unless a test sets one.
+  const kind = resource === 'secrets' ? 'Secret' : 'ConfigMap';
+  writeFileSync(path, typeof content === 'string' ? content : JSON.stringify({ kind, ...content }));
   return path;
 }
 
@@ -37,7 +39,7 @@ async function names(source: ReturnType<typeof open>['source'], resource: Object
 }
 
 describe('directory source', () => {
-  test('files become objects: identity from the path, kind and apiVersion filled in, JSON and YAML', async (t) => {
+  test('files become objects: identity from the path, apiVersion filled in, JSON and YAML', async (t) => {
     await using dir = createTempDir('berth-dirsrc-');
     write(dir, 'secrets', 'ns', 'plain.json', { data: { k: 'dg==' } });
     write(
@@ -47,7 +49,7 @@ describe('directory source', () => {
       'yaml.yaml',
       'kind: Secret\nmetadata:\n  name: yaml\nstringData:\n  password: hunter2\n',
     );
-    write(dir, 'configmaps', 'ns', 'settings.yml', 'data:\n  mode: fast\nimmutable: true\n');
+    write(dir, 'configmaps', 'ns', 'settings.yml', 'kind: ConfigMap\ndata:\n  mode: fast\nimmutable: true\n');
     write(dir, 'secrets', 'ns', '.hidden.json', { data: {} });
     write(dir, 'secrets', 'ns', 'notes.txt', 'not an object');
     write(dir, 'widgets', 'ns', 'w.json', { data: {} });
@@ -177,7 +179,7 @@ describe('directory source', () => {
   test('two files for one object: the first by name wins, the other is reported', async (t) => {
     await using dir = createTempDir('berth-dirsrc-');
     write(dir, 'secrets', 'ns', 'x.json', { data: { from: 'anNvbg==' } });
-    const yamlPath = write(dir, 'secrets', 'ns', 'x.yaml', 'data:\n  from: eWFtbA==\n');
+    const yamlPath = write(dir, 'secrets', 'ns', 'x.yaml', 'kind: Secret\ndata:\n  from: eWFtbA==\n');
     const { source, warnings } = open(dir);
     t.after(() => source.stop());
     assert.deepEqual((await source.get('secrets', 'ns', 'x')).data, { from: 'anNvbg==' });
@@ -196,7 +198,7 @@ describe('directory source', () => {
     t.after(() => source.stop());
     await source.ready();
     mkdirSync(`${root}/secrets/ns`, { recursive: true });
-    writeFileSync(`${root}/secrets/ns/a.json`, '{}');
+    writeFileSync(`${root}/secrets/ns/a.json`, '{"kind":"Secret"}');
     await source.rescan();
     assert.deepEqual(await names(source, 'secrets', 'ns'), ['a']);
     const before = (await source.get('secrets', 'ns', 'a')).metadata.resourceVersion;

@@ -21,8 +21,8 @@
  * delete a secret); deleting the file deletes it. Two files for one object
  * (x.json and x.yaml): the first in name order wins, the other is reported.
  */
-import { type FSWatcher, watch as fsWatch } from 'node:fs';
-import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { constants, type FSWatcher, watch as fsWatch } from 'node:fs';
+import { lstat, mkdir, open, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   type Clock,
@@ -34,7 +34,7 @@ import {
 } from '../../common/index.js';
 import { objectKeyString } from '../object-key.js';
 import type { KubeObject, ObjectResource, ObjectSource } from '../source.js';
-import { isObjectFileName, objectNameOfFile, parseObjectFile } from './object-file.js';
+import { isObjectFileName, OBJECT_FILE_MAX_BYTES, objectNameOfFile, parseObjectFile } from './object-file.js';
 import { sourceLifecycle } from './source-lifecycle.js';
 import { VersionedStore } from './versioned-store.js';
 
@@ -92,6 +92,7 @@ export function createDirectorySource(options: DirectorySourceOptions): Director
   /** What was last published per object identity, as canonical JSON, to publish only real changes. */
   const published = new Map<string, string>();
   const duplicates = new Map<string, string>();
+  const symlinkedDirs = new Set<string>();
   let watcher: FSWatcher | undefined;
   let debounceTimer: ClockTimer | undefined;
   let rescanTimer: ClockTimer | undefined;
@@ -106,6 +107,13 @@ export function createDirectorySource(options: DirectorySourceOptions): Director
     const seen = new Set<string>();
     for (const resource of DIRECTORY_RESOURCES) {
       const resourceDir = join(root, resource);
+      if (await isSymlink(resourceDir)) {
+        if (!symlinkedDirs.has(resourceDir)) logger.warn({ path: resourceDir }, SYMLINK_PROBLEM);
+        symlinkedDirs.add(resourceDir);
+        continue;
+      }
+      symlinkedDirs.delete(resourceDir);
+      // Symlinked namespace directories are skipped by listDirs (a symlink is not a directory entry).
       for (const namespace of await listDirs(resourceDir)) {
         const namespaceDir = join(resourceDir, namespace);
         for (const fileName of await listNames(namespaceDir)) {
@@ -120,6 +128,33 @@ export function createDirectorySource(options: DirectorySourceOptions): Director
     publish();
   };
 
+  /**
+   * An entry for a file that is refused outright (a symlink, too large): it
+   * serves nothing, not even a previous good object, and is reported once.
+   */
+  const problemEntry = (
+    path: string,
+    resource: ObjectResource,
+    namespace: string,
+    fileName: string,
+    problem: string,
+    signature = '',
+  ): FileEntry => {
+    const previous = files.get(path);
+    if (previous?.error !== problem) logger.warn({ path, err: problem }, 'skipping object file');
+    const entry: FileEntry = {
+      resource,
+      namespace,
+      name: objectNameOfFile(fileName),
+      signature,
+      text: '',
+      object: undefined,
+      error: problem,
+    };
+    files.set(path, entry);
+    return entry;
+  };
+
   /** Refreshes one file's entry; undefined if the file is not there (anymore) or unreadable. */
   const readEntry = async (
     path: string,
@@ -128,20 +163,31 @@ export function createDirectorySource(options: DirectorySourceOptions): Director
     fileName: string,
   ): Promise<FileEntry | undefined> => {
     let signature: string;
+    let size: number;
     try {
-      const st = await stat(path);
+      // lstat: a symlink is reported, never followed (it could point out of the tree).
+      const st = await lstat(path);
+      if (st.isSymbolicLink()) return problemEntry(path, resource, namespace, fileName, SYMLINK_PROBLEM);
       if (!st.isFile()) return undefined;
       signature = `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+      size = st.size;
     } catch {
       return undefined;
     }
     const previous = files.get(path);
     if (previous !== undefined && previous.signature === signature) return previous;
+    if (size > OBJECT_FILE_MAX_BYTES) {
+      return problemEntry(path, resource, namespace, fileName, sizeProblem(size), signature);
+    }
     let text: string;
     try {
-      text = await readFile(path, 'utf8');
+      text = await readObjectFile(path);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return undefined;
+      if (code === 'ELOOP') return problemEntry(path, resource, namespace, fileName, SYMLINK_PROBLEM);
+      if (code === 'EFBIG')
+        return problemEntry(path, resource, namespace, fileName, errorMessage(err), signature);
       logger.warn({ path, err: errorMessage(err) }, 'cannot read object file; skipping it');
       return previous;
     }
@@ -265,7 +311,8 @@ export function createDirectorySource(options: DirectorySourceOptions): Director
 
   const ready = (async () => {
     try {
-      await mkdir(root, { recursive: true });
+      // 0700: objects hold secrets (the mode is explicit, so umask 000 cannot widen it).
+      await mkdir(root, { recursive: true, mode: 0o700 });
     } catch (err) {
       logger.warn({ err: errorMessage(err) }, 'cannot create the object directory');
     }
@@ -341,5 +388,48 @@ async function listNames(dir: string): Promise<string[]> {
     return await readdir(dir);
   } catch {
     return [];
+  }
+}
+
+const SYMLINK_PROBLEM =
+  'is a symlink; the directory source does not follow symlinks (they could point out of the tree)';
+
+function sizeProblem(size: number): string {
+  return `the file is ${size} bytes, more than the limit of ${OBJECT_FILE_MAX_BYTES} (1 MiB, as Kubernetes allows for a Secret or ConfigMap)`;
+}
+
+async function isSymlink(path: string): Promise<boolean> {
+  try {
+    return (await lstat(path)).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Reads an object file without following a symlink (O_NOFOLLOW, in case one
+ * was swapped in after lstat), without blocking on a FIFO (O_NONBLOCK), and
+ * never more than the size cap: fstat decides before anything is read.
+ */
+async function readObjectFile(path: string): Promise<string> {
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    const st = await handle.stat();
+    if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'ENOENT' });
+    if (st.size > OBJECT_FILE_MAX_BYTES)
+      throw Object.assign(new Error(sizeProblem(st.size)), { code: 'EFBIG' });
+    // One byte more than the cap tells a file that grew after fstat.
+    const buffer = Buffer.alloc(Math.min(st.size, OBJECT_FILE_MAX_BYTES) + 1);
+    let read = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, read, buffer.length - read, read);
+      if (bytesRead === 0) break;
+      read += bytesRead;
+      if (read >= buffer.length) break;
+    }
+    if (read > OBJECT_FILE_MAX_BYTES) throw Object.assign(new Error(sizeProblem(read)), { code: 'EFBIG' });
+    return buffer.subarray(0, read).toString('utf8');
+  } finally {
+    await handle.close();
   }
 }

@@ -2,8 +2,9 @@
  * Parsing one object file of the directory source:
  * `<root>/<resource>/<namespace>/<name>.json|.yaml|.yml` holding a Kubernetes
  * Secret or ConfigMap. The path is the identity: metadata.name/namespace are
- * filled from it when missing and must match it when present. kind/apiVersion
- * default to the resource's. A Secret's stringData is folded into data as
+ * filled from it when missing and must match it when present. kind must be
+ * the resource's (Secret under secrets/, ConfigMap under configmaps/);
+ * apiVersion defaults to v1. A Secret's data must be base64. A Secret's stringData is folded into data as
  * base64, as the API server does on write.
  */
 import { basename, extname } from 'node:path';
@@ -11,6 +12,12 @@ import { parse as parseYaml } from 'yaml';
 import type { KubeObject, ObjectResource } from '../source.js';
 
 export const OBJECT_FILE_EXTENSIONS = ['.json', '.yaml', '.yml'] as const;
+
+/** Largest object file read: 1 MiB, the most Kubernetes stores for one Secret or ConfigMap. */
+export const OBJECT_FILE_MAX_BYTES = 1024 * 1024;
+
+/** Standard base64 as the API server requires for Secret data (padding included). */
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 const KIND_OF: Record<ObjectResource, string> = { secrets: 'Secret', configmaps: 'ConfigMap' };
 
@@ -66,8 +73,11 @@ export function parseObjectFile(
   object.metadata = metadata;
 
   const kind = KIND_OF[resource];
-  if (object.kind === undefined) object.kind = kind;
-  else if (object.kind !== kind) {
+  if (object.kind === undefined) {
+    // A mapping without kind could be anything; under secrets/ it must not become a Secret by default.
+    return { ok: false, error: `kind is missing; an object under ${resource}/ says kind: ${kind}` };
+  }
+  if (object.kind !== kind) {
     return {
       ok: false,
       error: `kind ${JSON.stringify(object.kind)} does not belong under ${resource}/ (expected ${kind})`,
@@ -82,6 +92,16 @@ export function parseObjectFile(
     const map = object[field];
     if (map !== undefined && map !== null && !isStringMap(map)) {
       return { ok: false, error: `${field} must map keys to strings` };
+    }
+  }
+  if (resource === 'secrets' && isStringMap(object.data)) {
+    for (const [key, encoded] of Object.entries(object.data)) {
+      if (!BASE64.test(encoded)) {
+        return {
+          ok: false,
+          error: `data.${key} is not base64; put plain text under stringData, or encode it (base64 -w0)`,
+        };
+      }
     }
   }
   if (resource === 'secrets' && isStringMap(object.stringData)) {

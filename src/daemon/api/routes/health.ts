@@ -5,6 +5,7 @@ import type { HealthResponse, ReadyResponse, StatusView } from '../wire-types.js
 
 export interface HealthRouteOptions {
   isReady(): boolean;
+  readinessProblem?(): string | undefined;
   status(): StatusView;
   metrics: MetricsSource;
 }
@@ -15,12 +16,15 @@ export function healthRoutes(app: FastifyInstance, options: HealthRouteOptions):
 
   app.get('/readyz', async (_request, reply) => {
     if (options.isReady()) return { ready: true } satisfies ReadyResponse;
+    const problem = options.readinessProblem?.();
     return reply
       .code(503)
       .send(
         errorBody(
           'BERTH_NOT_READY',
-          'berth is not ready: it is restoring state and scanning plugins, or shutting down',
+          problem === undefined
+            ? 'berth is not ready: it is restoring state and scanning plugins, or shutting down'
+            : `berth is not ready: ${problem}`,
         ),
       );
   });

@@ -23,10 +23,32 @@ function currentPlugins(catalog: PluginCatalog, type: string | undefined): Plugi
 }
 
 /**
- * GET /v1/plugins[?type=T] and GET /v1/plugins/{type}/{name}. Plugin types may
- * contain slashes (example.com/berth-example), so the second route takes the
- * rest of the path: the last segment is the name, the segments before it the
- * type (URL-encoding the slash works as well).
+ * The (type, name) pairs a plugin path may mean, most likely first. The path
+ * is split on its raw (still encoded) slashes, so a '/' sent as %2F stays
+ * inside its segment: `DevicePlugin/example.com%2Fdev` is type DevicePlugin,
+ * name example.com/dev. Types may contain slashes too
+ * (example.com/berth-example), so every cut is a candidate, the last first;
+ * undefined when a segment is not valid percent-encoding.
+ */
+export function pluginPathCandidates(rawRest: string): { type: string; name: string }[] | undefined {
+  const segments = rawRest.split('/');
+  const out: { type: string; name: string }[] = [];
+  try {
+    for (let cut = segments.length - 1; cut >= 1; cut -= 1) {
+      const type = decodeURIComponent(segments.slice(0, cut).join('/'));
+      const name = decodeURIComponent(segments.slice(cut).join('/'));
+      if (type !== '' && name !== '') out.push({ type, name });
+    }
+  } catch {
+    return undefined;
+  }
+  return out;
+}
+
+/**
+ * GET /v1/plugins[?type=T] and GET /v1/plugins/{type}/{name}. Plugin names
+ * and types may contain slashes (example.com/dev, example.com/berth-example):
+ * percent-encode them (%2F) to be exact; unencoded, every split is tried.
  */
 export function pluginRoutes(app: FastifyInstance, catalog: PluginCatalog): void {
   app.get(
@@ -37,27 +59,34 @@ export function pluginRoutes(app: FastifyInstance, catalog: PluginCatalog): void
   );
 
   app.get('/v1/plugins/*', async (request): Promise<PluginDetailResponse> => {
-    const rest = (request.params as { '*': string })['*'];
-    const cut = rest.lastIndexOf('/');
-    const type = cut > 0 ? rest.slice(0, cut) : '';
-    const name = cut > 0 ? rest.slice(cut + 1) : '';
-    if (type === '' || name === '') {
+    const rawPath = (request.raw.url ?? request.url).split('?')[0] ?? '';
+    const rawRest = rawPath.slice(rawPath.indexOf('/v1/plugins/') + '/v1/plugins/'.length);
+    const candidates = pluginPathCandidates(rawRest);
+    if (candidates === undefined) {
+      throw new BerthError(
+        'BERTH_BAD_REQUEST',
+        `the path /v1/plugins/${rawRest} is not valid percent-encoding`,
+      );
+    }
+    if (candidates.length === 0) {
       throw new BerthError(
         'BERTH_NOT_FOUND',
-        `no route GET /v1/plugins/${rest}; use /v1/plugins/{type}/{name}`,
+        `no route GET /v1/plugins/${rawRest}; use /v1/plugins/{type}/{name} (encode a '/' in a name as %2F)`,
       );
     }
-    const current = catalog.listPlugins(type)?.find((p) => p.name === name);
-    const instances = catalog.listInstances(type, name);
-    if (!current || instances.length === 0) {
-      throw new BerthError(
-        'BERTH_PLUGIN_NOT_FOUND',
-        `plugin ${name} for type ${type} not found; list registered plugins with GET /v1/plugins`,
-      );
+    for (const { type, name } of candidates) {
+      const current = catalog.listPlugins(type)?.find((p) => p.name === name);
+      const instances = catalog.listInstances(type, name);
+      if (!current || instances.length === 0) continue;
+      return {
+        plugin: { ...pluginView(current), instances: instances.length },
+        instances: instances.map(pluginView),
+      };
     }
-    return {
-      plugin: { ...pluginView(current), instances: instances.length },
-      instances: instances.map(pluginView),
-    };
+    const first = candidates[0] as { type: string; name: string };
+    throw new BerthError(
+      'BERTH_PLUGIN_NOT_FOUND',
+      `plugin ${first.name} for type ${first.type} not found; list registered plugins with GET /v1/plugins (encode a '/' in a name as %2F)`,
+    );
   });
 }

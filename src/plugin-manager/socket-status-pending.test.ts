@@ -1,0 +1,33 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import type { PluginInfo } from '../cache/types.js';
+import { BerthError } from '../common/index.js';
+import { socketStatuses } from './socket-status.js';
+
+const wanted: PluginInfo = { socketPath: '/p.sock', uuid: 'g1', timestamp: 1, foundInDeprecatedDir: false };
+
+it('a socket whose retry is in flight is pending and still shows the last error', () => {
+  const [status] = socketStatuses({
+    now: 10_000,
+    desired: [wanted],
+    registered: [],
+    operation: () => ({
+      pending: true,
+      attempts: 3,
+      generation: 'g1',
+      lastError: new BerthError(
+        'BERTH_DIAL_FAILED',
+        'timed out after 10000 ms (connection state CONNECTING)',
+      ),
+      lastErrorAt: 9_000,
+    }),
+    dead: new Map(),
+    registeredAt: new Map(),
+  });
+  assert.equal(status?.state, 'pending');
+  assert.equal(status?.attempts, 3);
+  assert.deepEqual(status?.lastError, {
+    code: 'BERTH_DIAL_FAILED',
+    message: 'timed out after 10000 ms (connection state CONNECTING)',
+  });
+});

@@ -1,0 +1,150 @@
+/**
+ * Bounds on what a plugin may say about itself in GetInfo. The kubelet has
+ * none beyond gRPC's 4 MiB message limit, and a plugin with a 3 MB name made
+ * every later registration slow (each registry change is persisted whole).
+ * These limits are far above anything real plugins send (CSI driver names are
+ * at most 63 characters, device-plugin resource names such as example.com/dev
+ * at most 316, DRA driver names are DNS subdomains of at most 253), so every
+ * plugin the kubelet accepts in practice is accepted here.
+ *
+ * Two checks:
+ * - on the wire (`checkPluginInfoWire`, run by the GetInfo decoder): every
+ *   string field must be valid UTF-8. protobuf-es would replace bad bytes
+ *   silently; Go's protobuf refuses them, so the kubelet's GetInfo fails on
+ *   them too, and so does berth's. The message itself is capped at
+ *   PLUGIN_INFO_LIMITS.messageBytes by the registration client.
+ * - on the decoded reply (`pluginInfoProblem`): sizes, counts and control
+ *   characters. A plugin that breaks one is refused with Notify(false) naming
+ *   the field and the limit (`enforcePluginInfoBounds`).
+ */
+import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
+import { BerthError } from '../common/index.js';
+import type { CallOptions, RegistrationConnection, RegistrationInfo } from './types.js';
+
+export const PLUGIN_INFO_LIMITS = {
+  /** The whole GetInfo reply (the registration client's max receive size). */
+  messageBytes: 64 * 1024,
+  /** UTF-8 bytes of the plugin name. */
+  nameBytes: 512,
+  /** UTF-8 bytes of the plugin type. */
+  typeBytes: 256,
+  /** UTF-8 bytes of the endpoint (a path or address; PATH_MAX is 4096). */
+  endpointBytes: 4096,
+  /** Entries in supported_versions. */
+  versions: 32,
+  /** UTF-8 bytes of one version string. */
+  versionBytes: 128,
+} as const;
+
+/** PluginInfo's string fields by number (api.proto): type, name, endpoint, supported_versions. */
+const STRING_FIELDS: Record<number, string> = {
+  1: 'type',
+  2: 'name',
+  3: 'endpoint',
+  4: 'supported_versions',
+};
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Checks a raw PluginInfo message: size, and UTF-8 in every string field.
+ * Throws a BerthError BERTH_PLUGIN_INFO_INVALID naming the field.
+ */
+export function checkPluginInfoWire(bytes: Uint8Array): void {
+  if (bytes.byteLength > PLUGIN_INFO_LIMITS.messageBytes) {
+    throw invalid(`GetInfo reply is ${bytes.byteLength} bytes, more than ${PLUGIN_INFO_LIMITS.messageBytes}`);
+  }
+  const reader = new BinaryReader(bytes);
+  while (reader.pos < reader.len) {
+    const [field, wireType] = reader.tag();
+    const name = STRING_FIELDS[field];
+    if (name === undefined || wireType !== WireType.LengthDelimited) {
+      reader.skip(wireType, field);
+      continue;
+    }
+    const value = reader.bytes();
+    try {
+      strictUtf8.decode(value);
+    } catch {
+      throw invalid(`GetInfo reply field ${name} is not valid UTF-8`);
+    }
+  }
+}
+
+/** A value for an error text: at most 64 characters, control characters escaped. */
+export function clip(value: string): string {
+  const short = value.length > 64 ? `${value.slice(0, 64)}...` : value;
+  return JSON.stringify(short);
+}
+
+/** C0 controls (NUL, newline, ...), DEL and C1 controls: never part of a name, type, path or version. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+function textProblem(field: string, value: string, maxBytes: number): string | undefined {
+  const bytes = Buffer.byteLength(value, 'utf8');
+  if (bytes > maxBytes) return `${field} is ${bytes} bytes, more than the limit of ${maxBytes}`;
+  const control = CONTROL.exec(value);
+  if (control) {
+    const code = (control[0].codePointAt(0) ?? 0).toString(16).padStart(4, '0');
+    return `${field} ${clip(value)} contains the control character U+${code}`;
+  }
+  // A lone surrogate cannot come from valid UTF-8; it can from a library caller.
+  if (Buffer.from(value, 'utf8').toString('utf8') !== value)
+    return `${field} ${clip(value)} is not valid Unicode`;
+  return undefined;
+}
+
+/** What in a decoded GetInfo reply breaks a bound, or undefined when it is all within them. */
+export function pluginInfoProblem(info: RegistrationInfo): string | undefined {
+  const limits = PLUGIN_INFO_LIMITS;
+  const problem =
+    textProblem('name', info.name, limits.nameBytes) ??
+    textProblem('type', info.type, limits.typeBytes) ??
+    textProblem('endpoint', info.endpoint, limits.endpointBytes);
+  if (problem !== undefined) return problem;
+  if (info.supportedVersions.length > limits.versions) {
+    return `supported_versions has ${info.supportedVersions.length} entries, more than the limit of ${limits.versions}`;
+  }
+  for (const [i, version] of info.supportedVersions.entries()) {
+    const versionProblem = textProblem(`supported_versions[${i}]`, version, limits.versionBytes);
+    if (versionProblem !== undefined) return versionProblem;
+  }
+  return undefined;
+}
+
+/**
+ * The register path's bounds check: when the reply breaks a bound, tells the
+ * plugin so with Notify(false) (best effort: a plugin that does not answer is
+ * refused all the same) and throws BERTH_PLUGIN_INFO_INVALID. The error names
+ * the plugin by clipped values only, so an oversized name never travels on
+ * into events, logs or the API.
+ */
+export async function enforcePluginInfoBounds(
+  conn: RegistrationConnection,
+  info: RegistrationInfo,
+  socketPath: string,
+  notify: CallOptions,
+): Promise<void> {
+  const problem = pluginInfoProblem(info);
+  if (problem === undefined) return;
+  const text = `RegisterPlugin error -- plugin info out of bounds: ${problem}`;
+  let notifyError: string | undefined;
+  try {
+    await conn.notifyRegistrationStatus({ pluginRegistered: false, error: text }, notify);
+  } catch (err) {
+    notifyError = err instanceof Error ? err.message : String(err);
+  }
+  throw new BerthError('BERTH_PLUGIN_INFO_INVALID', `${text} at socket ${socketPath}`, {
+    details: {
+      socketPath,
+      type: info.type.slice(0, 64),
+      name: info.name.slice(0, 64),
+      ...(notifyError === undefined ? {} : { notifyError }),
+    },
+  });
+}
+
+function invalid(message: string): BerthError {
+  return new BerthError('BERTH_PLUGIN_INFO_INVALID', message);
+}

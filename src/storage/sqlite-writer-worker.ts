@@ -1,0 +1,66 @@
+/**
+ * The SQLite writer thread. It owns one connection and applies each batch of
+ * registry changes in one transaction with synchronous=FULL, so the fsync of
+ * a commit runs here and never on the daemon's event loop. After a failed
+ * write (disk full, read-only file) it drops its connection and opens a new
+ * one for the next batch, so a database that became writable again is
+ * picked up without a restart.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+import { createChangeWriter } from './sqlite-rows.js';
+import type { RegistryChange, WriterInit, WriterReply, WriterRequest } from './sqlite-writer-protocol.js';
+
+const init = workerData as WriterInit;
+const port = parentPort;
+if (port === null) throw new Error('sqlite-writer-worker must run as a worker thread');
+
+interface Connection {
+  db: Database.Database;
+  write: (changes: Parameters<ReturnType<typeof createChangeWriter>>[0]) => number;
+}
+
+let connection: Connection | undefined;
+
+function connect(): Connection {
+  const db = new Database(init.path, { timeout: init.busyTimeoutMs, fileMustExist: true });
+  try {
+    db.pragma('journal_mode = WAL');
+    // FULL: a commit that returned survives power loss or kill -9, not only a clean exit.
+    db.pragma('synchronous = FULL');
+    const writeRows = createChangeWriter(db);
+    const write = db.transaction((changes: Parameters<typeof writeRows>[0]) => writeRows(changes));
+    return { db, write };
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+function drop(): void {
+  try {
+    connection?.db.close();
+  } catch {
+    // Closing a broken connection can fail too; it is being replaced anyway.
+  }
+  connection = undefined;
+}
+
+port.on('message', (request: WriterRequest) => {
+  if (request.kind === 'close') {
+    drop();
+    port.postMessage({ id: request.id, ok: true, rows: 0 } satisfies WriterReply);
+    return;
+  }
+  try {
+    connection ??= connect();
+    const rows = connection.write(JSON.parse(request.changesJson) as RegistryChange[]);
+    port.postMessage({ id: request.id, ok: true, rows } satisfies WriterReply);
+  } catch (err) {
+    drop();
+    const e = err as { message?: unknown; code?: unknown };
+    const error: { message: string; code?: string } = { message: String(e?.message ?? err) };
+    if (typeof e?.code === 'string') error.code = e.code;
+    port.postMessage({ id: request.id, ok: false, error } satisfies WriterReply);
+  }
+});
