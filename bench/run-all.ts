@@ -17,6 +17,7 @@ import { type Benchmark, type BenchSection, markdownTable, textTable } from './l
 import { objectsBenchmark } from './objects.js';
 import { registrationLatencyBenchmark } from './registration-latency.js';
 import { registryBenchmark } from './registry.js';
+import { scaleBenchmark } from './scale.js';
 import { startupBenchmark } from './startup.js';
 
 const BENCHMARKS: ReadonlyArray<{ id: string; run: Benchmark }> = [
@@ -25,6 +26,7 @@ const BENCHMARKS: ReadonlyArray<{ id: string; run: Benchmark }> = [
   { id: 'objects', run: objectsBenchmark },
   { id: 'startup', run: startupBenchmark },
   { id: 'handlers', run: handlersBenchmark },
+  { id: 'scale', run: scaleBenchmark },
   { id: 'devices', run: devicesBenchmark },
 ];
 

@@ -24,10 +24,10 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { type Logger, silentLogger, systemClock } from '../src/common/index.js';
-import { waitForRestoredSockets } from '../src/daemon/restore-settle.js';
-import { createPluginManager, type PluginManager } from '../src/plugin-manager/index.js';
+import type { PluginManager } from '../src/plugin-manager/index.js';
+import { createPluginNode, type PluginNode } from '../src/plugin-node/index.js';
 import { createExamplePlugin, type ExamplePlugin } from '../src/registration/index.js';
-import { createRegistry, createRegistryBridge, type Registry } from '../src/registry/index.js';
+import type { Registry } from '../src/registry/index.js';
 import { createMemoryStorage } from '../src/storage/index.js';
 import {
   createTempDir,
@@ -102,10 +102,10 @@ class World {
   restoring = false;
   registry!: Registry;
   manager!: PluginManager;
+  node!: PluginNode;
   #nextName = 0;
   readonly #pluginsDir: string;
   readonly #logger: Logger = silentLogger;
-  readonly #settled = new Set<() => void>();
 
   constructor(pluginsDir: string) {
     this.#pluginsDir = pluginsDir;
@@ -117,72 +117,44 @@ class World {
 
   async start(): Promise<void> {
     this.restoring = true;
-    this.registry = createRegistry({
+    const recorder = this.recorder;
+    // The library facade (the daemon's own core): registry, bridge, plugin manager, restore settling.
+    this.node = createPluginNode({
+      pluginsDir: this.#pluginsDir,
       storage: this.storage,
       dispensers: {},
-      clock: systemClock,
-      logger: this.#logger,
-    });
-    await this.registry.start();
-    const bridge = createRegistryBridge({ registry: this.registry, logger: this.#logger });
-    const restored = new Set(
-      this.registry
-        .types()
-        .flatMap((type) =>
-          (this.registry.listPlugins(type) ?? []).flatMap((p) =>
-            this.registry.listInstances(type, p.name).map((i) => i.allocId),
-          ),
-        ),
-    );
-    const delegate = bridge.handlerFor(TYPE);
-    const recorder = this.recorder;
-    this.manager = createPluginManager({
-      pluginsDir: this.#pluginsDir,
       clock: systemClock,
       logger: this.#logger,
       timeouts: TIMEOUTS,
       liveness: false,
       resyncPeriodMs: 200,
       rescanIntervalMs: 500,
-      onEvent: () => this.#wake(),
-      onRegistered: () => this.#wake(),
+      restoreSettleTimeoutMs: TIMEOUTS.dialMs + TIMEOUTS.getInfoMs + TIMEOUTS.notifyMs,
+      handlers: {
+        [TYPE]: (delegate) => ({
+          async validatePlugin(name, endpoint, versions, context) {
+            await recorder.validatePlugin(name, endpoint, versions, context);
+            await delegate.validatePlugin(name, endpoint, versions, context);
+          },
+          async registerPlugin(name, endpoint, versions, context) {
+            await recorder.registerPlugin(name, endpoint, versions, context);
+            await delegate.registerPlugin(name, endpoint, versions, context);
+          },
+          async deRegisterPlugin(name, endpoint, context) {
+            await delegate.deRegisterPlugin(name, endpoint, context);
+            await recorder.deRegisterPlugin(name, endpoint, context);
+          },
+        }),
+      },
     });
-    this.manager.addHandler(TYPE, {
-      async validatePlugin(name, endpoint, versions, context) {
-        await recorder.validatePlugin(name, endpoint, versions, context);
-        await delegate.validatePlugin(name, endpoint, versions, context);
-      },
-      async registerPlugin(name, endpoint, versions, context) {
-        await recorder.registerPlugin(name, endpoint, versions, context);
-        await delegate.registerPlugin(name, endpoint, versions, context);
-      },
-      async deRegisterPlugin(name, endpoint, context) {
-        await delegate.deRegisterPlugin(name, endpoint, context);
-        await recorder.deRegisterPlugin(name, endpoint, context);
-      },
-    });
-    await this.manager.start();
-    await waitForRestoredSockets({
-      sockets: () => this.manager.sockets(),
-      restored,
-      onChange: (wake) => {
-        this.#settled.add(wake);
-        return () => this.#settled.delete(wake);
-      },
-      clock: systemClock,
-      timeoutMs: TIMEOUTS.dialMs + TIMEOUTS.getInfoMs + TIMEOUTS.notifyMs,
-    });
-    bridge.reconcileRestored(this.manager.liveSocketPaths());
+    this.registry = this.node.registry;
+    this.manager = this.node.manager;
+    await this.node.start();
     this.restoring = false;
   }
 
-  #wake(): void {
-    for (const wake of [...this.#settled]) wake();
-  }
-
   async stop(): Promise<void> {
-    await this.manager.stop();
-    await this.registry.stop();
+    await this.node.stop();
   }
 
   /** Starts a plugin server at a slot and watches every Notify(false) it receives. */

@@ -1,23 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { Registry as MetricsRegistry } from 'prom-client';
-import {
-  BerthError,
-  type Clock,
-  errorMessage,
-  type Logger,
-  type PluginEvent,
-  systemClock,
-} from '../common/index.js';
+import { BerthError, type Clock, errorMessage, type Logger, systemClock } from '../common/index.js';
 import type { ObjectManagers, ObjectSource, Pod as ObjectsPod } from '../objects/index.js';
-import { createPluginManager, type PluginManager } from '../plugin-manager/index.js';
-import {
-  createGrpcDispenser,
-  createRegistry,
-  createRegistryBridge,
-  type GrpcDispenser,
-  type Registry,
-} from '../registry/index.js';
+import type { PluginManager } from '../plugin-manager/index.js';
+import { createPluginNode, type PluginNode } from '../plugin-node/index.js';
+import { createGrpcDispenser, type GrpcDispenser, type Registry } from '../registry/index.js';
 import { createSqliteStorage, type SqliteStorage, type StorageCorruptionReport } from '../storage/index.js';
 import { claimApiSocket, closeServer } from './api/api-listener.js';
 import { type ApiApp, createApiApp } from './api/api-server.js';
@@ -36,7 +24,6 @@ import { createDaemonMetrics, type DaemonMetrics } from './metrics.js';
 import { createConfiguredSource } from './object-source.js';
 import { createPodRegistry } from './pod-registry.js';
 import { pluginsDirProblem } from './readiness.js';
-import { waitForRestoredSockets } from './restore-settle.js';
 import { buildStatus } from './status.js';
 import { type StoppableChild, stopInReverse } from './stop-in-reverse.js';
 import { berthVersion } from './version.js';
@@ -58,9 +45,6 @@ export interface ApiAddress {
  * start cleans up what it had opened and ends in `stopped` (start throws).
  */
 export type DaemonState = 'new' | 'starting' | 'ready' | 'stopping' | 'stopped';
-
-/** Event types the plugin manager reports; registry changes come from the registry itself. */
-const PLUGIN_MANAGER_EVENTS = new Set<PluginEvent['type']>(['discovered', 'socket-removed', 'failed']);
 
 /**
  * berth's one composition root. Start order: claim the API socket → object
@@ -88,7 +72,7 @@ export class Daemon implements AsyncDisposable {
   #corruption: StorageCorruptionReport | undefined;
   #registry: Registry | undefined;
   #grpc: GrpcDispenser | undefined;
-  #pluginManager: PluginManager | undefined;
+  #node: PluginNode | undefined;
   #handlers: DaemonHandlers | undefined;
   #source: ObjectSource | undefined;
   #objects: ObjectManagers | undefined;
@@ -201,31 +185,15 @@ export class Daemon implements AsyncDisposable {
     const grpc = createGrpcDispenser({ logger: logger.child({ component: 'dispenser' }) });
     this.#grpc = grpc;
     const handlerTypes = [...BUILTIN_HANDLER_TYPES, ...config.handlers.map((h) => h.type)];
-    const registry = createRegistry({
-      storage,
-      dispensers: Object.fromEntries(handlerTypes.map((type) => [type, grpc.dispenser])),
-      clock,
-      logger: logger.child({ component: 'registry' }),
-      subscriberQueueSize: config.registry.subscriberQueueSize,
-      onEvent: (event) => this.#bus.publish(event),
-    });
-    this.#registry = registry;
-    await registry.start();
-    grpc.attach(registry);
-    const bridge = createRegistryBridge({ registry, logger: logger.child({ component: 'bridge' }) });
-    const restored = new Set<string>();
-    for (const type of registry.types()) {
-      for (const current of registry.listPlugins(type) ?? []) {
-        for (const info of registry.listInstances(type, current.name)) restored.add(info.allocId);
-      }
-    }
-    const registrations = new Set<() => void>();
-
-    const pluginManager = createPluginManager({
+    // The library facade is the daemon's core: plugin manager, registry, bridge, restore settling.
+    const node = createPluginNode({
       pluginsDir: config.pluginsDir,
       ...(config.deprecatedPluginsDir === undefined
         ? {}
         : { deprecatedPluginsDir: config.deprecatedPluginsDir }),
+      storage: this.#storage,
+      dispensers: Object.fromEntries(handlerTypes.map((type) => [type, grpc.dispenser])),
+      subscriberQueueSize: config.registry.subscriberQueueSize,
       clock,
       logger,
       resyncPeriodMs: config.resyncPeriodMs,
@@ -233,45 +201,29 @@ export class Daemon implements AsyncDisposable {
       timeouts: config.timeouts,
       liveness: config.liveness,
       metricsRegistry: this.#metrics.registry,
-      onEvent: (event) => {
-        if (PLUGIN_MANAGER_EVENTS.has(event.type)) this.#bus.publish(event);
-        for (const wake of registrations) wake();
-      },
-      onRegistered: () => {
-        for (const wake of registrations) wake();
-      },
+      restoreSettleTimeoutMs: config.timeouts.dialMs + config.timeouts.getInfoMs + config.timeouts.notifyMs,
+      onEvent: (event) => this.#bus.publish(event),
     });
-    this.#pluginManager = pluginManager;
+    this.#node = node;
+    const registry = node.registry;
+    this.#registry = registry;
+    grpc.attach(registry);
+    const pluginManager = node.manager;
     const handlers = await buildHandlers({
       config,
       logger,
       clock,
       emit: (event) => this.#bus.publish(event),
-      recordFacts: (instance, facts) => bridge.recordFacts(instance, facts),
-      delegateFor: (type) => bridge.handlerFor(type),
+      recordFacts: (instance, facts) => node.recordFacts(instance, facts),
+      delegateFor: (type) => node.registryHandler(type),
     });
     this.#handlers = handlers;
     for (const handler of Object.values(handlers.builtin)) await handler.start?.(this.#abort.signal);
     this.#stillStarting();
-    for (const [type, handler] of handlers.all) pluginManager.addHandler(type, handler);
-    await pluginManager.start(this.#abort.signal);
+    for (const [type, handler] of handlers.all) node.addHandler(type, handler);
+    // The first scan, then restored instances are confirmed by their plugins or dropped.
+    await node.start(this.#abort.signal);
     this.#stillStarting();
-    // Restored instances are kept only if their plugin answers again (see restore-settle.ts).
-    await waitForRestoredSockets({
-      sockets: () => pluginManager.sockets(),
-      restored,
-      onChange: (wake) => {
-        registrations.add(wake);
-        return () => registrations.delete(wake);
-      },
-      clock,
-      timeoutMs: config.timeouts.dialMs + config.timeouts.getInfoMs + config.timeouts.notifyMs,
-      signal: this.#abort.signal,
-    });
-    this.#stillStarting();
-    const removed = await bridge.reconcileRestored(pluginManager.liveSocketPaths());
-    if (removed.length > 0)
-      logger.info({ removed: removed.length }, 'dropped restored plugins whose socket is gone');
 
     const objects = objectsModule.createObjectManagers({
       strategy: config.objects.strategy,
@@ -407,14 +359,13 @@ export class Daemon implements AsyncDisposable {
       this.#source && { name: 'the object source', stop: () => this.#source?.stop() },
       this.#storage && { name: 'the state database', stop: () => this.#storage?.stop() },
       this.#grpc && { name: 'the plugin dispenser', stop: () => this.#grpc?.stop() },
-      this.#registry && { name: 'the registry', stop: () => this.#registry?.stop() },
       this.#handlers && {
         name: 'the built-in handlers',
         stop: async () => {
           await Promise.all(Object.values(this.#handlers?.builtin ?? {}).map((h) => h.stop?.()));
         },
       },
-      this.#pluginManager && { name: 'the plugin manager', stop: () => this.#pluginManager?.stop() },
+      this.#node && { name: 'the plugin node (plugin manager and registry)', stop: () => this.#node?.stop() },
       this.#objects && { name: 'the object manager', stop: () => this.#objects?.stop() },
       { name: 'the API', stop: () => this.#closeApi() },
     ];

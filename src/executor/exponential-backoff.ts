@@ -1,25 +1,28 @@
-import { BerthError, errorMessage } from '../common/index.js';
+import { type BackoffPolicy, BerthError, errorMessage, nextBackoffMs } from '../common/index.js';
+import { DEFAULT_EXECUTOR_BACKOFF } from './executor-options.js';
 
 /**
  * Per-key exponential backoff (kubelet `goroutinemap/exponentialbackoff`).
  * The first failure forbids retries for 500 ms; each further failure doubles
  * the window, capped at 2m2s: 0.5, 1, 2, 4, ... 64, 122, 122 s.
  */
-export const INITIAL_DURATION_BEFORE_RETRY_MS = 500;
-export const MAX_DURATION_BEFORE_RETRY_MS = 2 * 60_000 + 2_000;
+export const INITIAL_DURATION_BEFORE_RETRY_MS = DEFAULT_EXECUTOR_BACKOFF.initialMs;
+export const MAX_DURATION_BEFORE_RETRY_MS = DEFAULT_EXECUTOR_BACKOFF.maxMs;
 
 export class ExponentialBackoff {
   lastError: unknown = undefined;
   /** Milliseconds since the epoch of the last failure; 0 before any failure. */
   lastErrorTime = 0;
   durationBeforeRetryMs = 0;
+  readonly #policy: BackoffPolicy;
+
+  constructor(policy: BackoffPolicy = DEFAULT_EXECUTOR_BACKOFF) {
+    this.#policy = policy;
+  }
 
   /** Records a failure at `now` and widens the window. */
   update(error: unknown, now: number): void {
-    this.durationBeforeRetryMs =
-      this.durationBeforeRetryMs === 0
-        ? INITIAL_DURATION_BEFORE_RETRY_MS
-        : Math.min(this.durationBeforeRetryMs * 2, MAX_DURATION_BEFORE_RETRY_MS);
+    this.durationBeforeRetryMs = nextBackoffMs(this.#policy, this.durationBeforeRetryMs);
     this.lastError = error;
     this.lastErrorTime = now;
   }
@@ -29,10 +32,14 @@ export class ExponentialBackoff {
     return this.lastErrorTime + this.durationBeforeRetryMs;
   }
 
+  /** True while a retry is not permitted at `now` (cheap: no error is built). */
+  refuses(now: number): boolean {
+    return this.durationBeforeRetryMs !== 0 && now - this.lastErrorTime <= this.durationBeforeRetryMs;
+  }
+
   /** Undefined when a retry is permitted at `now`, else the upstream backoff refusal. */
   refusal(operationName: string, now: number): BerthError | undefined {
-    if (this.durationBeforeRetryMs === 0) return undefined;
-    if (now - this.lastErrorTime > this.durationBeforeRetryMs) return undefined;
+    if (!this.refuses(now)) return undefined;
     const lastError = errorMessage(this.lastError);
     return new BerthError(
       'BERTH_OPERATION_BACKOFF',

@@ -1,4 +1,11 @@
 export {
+  DEFAULT_EXECUTOR_BACKOFF,
+  DEFAULT_EXECUTOR_OPTIONS,
+  DEFAULT_MAX_CONCURRENT_REGISTRATIONS,
+  DEFAULT_YOUNG_SOCKET_RETRY,
+  type YoungSocketRetry,
+} from './executor-options.js';
+export {
   ExponentialBackoff,
   formatDuration,
   INITIAL_DURATION_BEFORE_RETRY_MS,
@@ -13,6 +20,7 @@ export {
   type OperationOutcome,
   type OperationStatus,
   type RunOptions,
+  type RunRefusal,
 } from './operation-map.js';
 export {
   DEFAULT_EXECUTOR_TIMEOUTS,

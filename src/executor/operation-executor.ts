@@ -1,15 +1,33 @@
 import type { ActualStateOfWorld, PluginInfo } from '../cache/types.js';
-import { BerthError, type Clock, errorMessage, isBerthError, type Logger } from '../common/index.js';
-import { createOperationMap, type OperationMap, type OperationOutcome } from './operation-map.js';
-import { registerOperation } from './register-operation.js';
 import {
-  DEFAULT_EXECUTOR_TIMEOUTS,
+  BerthError,
+  backoffProblem,
+  type Clock,
+  errorMessage,
+  isBerthError,
+  LifecycleController,
+  type LifecycleState,
+  type Logger,
+} from '../common/index.js';
+import {
+  DEFAULT_EXECUTOR_OPTIONS,
   type ExecutorTimeouts,
-  type HandlerLookup,
-  type OperationEvent,
-  type OperationExecutor,
-  type OperationExecutorOptions,
-  type PluginGeneration,
+  type YoungSocketRetry,
+} from './executor-options.js';
+import {
+  createOperationMap,
+  type OperationMap,
+  type OperationOutcome,
+  type RunRefusal,
+} from './operation-map.js';
+import { registerOperation } from './register-operation.js';
+import { Slots } from './slots.js';
+import type {
+  HandlerLookup,
+  OperationEvent,
+  OperationExecutor,
+  OperationExecutorOptions,
+  PluginGeneration,
 } from './types.js';
 import { unregisterOperation } from './unregister-operation.js';
 
@@ -23,13 +41,21 @@ class Executor implements OperationExecutor {
   readonly #dial: OperationExecutorOptions['dial'];
   readonly #timeouts: ExecutorTimeouts;
   readonly #map: OperationMap;
+  readonly #slots: Slots;
+  readonly #young: YoungSocketRetry | false;
   readonly #listeners = new Set<(event: OperationEvent) => void>();
+  readonly #lifecycle = new LifecycleController({
+    onStop: async () => {
+      this.#map.stop();
+      await this.#map.waitForCompletion();
+    },
+  });
 
   constructor(options: OperationExecutorOptions) {
     this.#clock = options.clock;
     this.#logger = options.logger;
     this.#dial = options.dial;
-    this.#timeouts = { ...DEFAULT_EXECUTOR_TIMEOUTS, ...definedOnly(options.timeouts ?? {}) };
+    this.#timeouts = { ...DEFAULT_EXECUTOR_OPTIONS.timeouts, ...definedOnly(options.timeouts ?? {}) };
     for (const [name, value] of Object.entries(this.#timeouts)) {
       if (!Number.isFinite(value) || value <= 0) {
         throw new BerthError(
@@ -38,9 +64,41 @@ class Executor implements OperationExecutor {
         );
       }
     }
+    const backoff = options.backoff ?? DEFAULT_EXECUTOR_OPTIONS.backoff;
+    const problem = backoffProblem(backoff);
+    if (problem !== undefined) {
+      throw new BerthError('BERTH_INVALID_ARGUMENT', `operation executor: backoff.${problem}`);
+    }
+    const concurrency =
+      options.maxConcurrentRegistrations ?? DEFAULT_EXECUTOR_OPTIONS.maxConcurrentRegistrations;
+    if (!Number.isInteger(concurrency) || concurrency < 1) {
+      throw new BerthError(
+        'BERTH_INVALID_ARGUMENT',
+        `operation executor: maxConcurrentRegistrations must be a positive integer, got ${String(concurrency)}`,
+      );
+    }
+    this.#slots = new Slots(concurrency);
+    this.#young = options.youngSocketRetry ?? DEFAULT_EXECUTOR_OPTIONS.youngSocketRetry;
     // One map for both operations: per-path serialisation and shared backoff, as upstream.
-    this.#map = createOperationMap({ clock: this.#clock, logger: this.#logger, backoff: true });
+    this.#map = createOperationMap({ clock: this.#clock, logger: this.#logger, backoff });
     if (options.onEvent) this.#listeners.add(options.onEvent);
+  }
+
+  get state(): LifecycleState {
+    return this.#lifecycle.state;
+  }
+
+  /** Nothing to bring up: operations may run from construction. Aborting `signal` stops it. */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#lifecycle.start(signal);
+  }
+
+  stop(): Promise<void> {
+    return this.#lifecycle.stop();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
   }
 
   registerPlugin(
@@ -49,9 +107,30 @@ class Executor implements OperationExecutor {
     getHandler: HandlerLookup,
     asw: ActualStateOfWorld,
   ): void {
+    const refusal = this.tryRegisterPlugin(socketPath, generation, getHandler, asw);
+    if (refusal !== undefined) throw refusal.toError();
+  }
+
+  unregisterPlugin(info: PluginInfo, asw: ActualStateOfWorld): void {
+    const refusal = this.tryUnregisterPlugin(info, asw);
+    if (refusal !== undefined) throw refusal.toError();
+  }
+
+  tryRegisterPlugin(
+    socketPath: string,
+    generation: PluginGeneration,
+    getHandler: HandlerLookup,
+    asw: ActualStateOfWorld,
+  ): RunRefusal | undefined {
     let registered: PluginInfo | undefined;
-    const deps = { dial: this.#dial, timeouts: this.#timeouts, logger: this.#logger };
-    this.#map.run(
+    const deps = {
+      dial: this.#dial,
+      timeouts: this.#timeouts,
+      logger: this.#logger,
+      slots: this.#slots,
+      youngSocketRetry: this.#young,
+    };
+    const refusal = this.#map.tryRun(
       socketPath,
       async (signal) => {
         try {
@@ -76,15 +155,19 @@ class Executor implements OperationExecutor {
         onSettled: (outcome) => this.#emit(registerEvent(outcome, socketPath, generation.uuid, registered)),
       },
     );
-    this.#logger.debug({ socketPath, uuid: generation.uuid }, `RegisterPlugin started for ${socketPath}`);
+    if (refusal === undefined)
+      this.#logger.debug({ socketPath, uuid: generation.uuid }, `RegisterPlugin started for ${socketPath}`);
+    return refusal;
   }
 
-  unregisterPlugin(info: PluginInfo, asw: ActualStateOfWorld): void {
-    this.#map.run(info.socketPath, () => unregisterOperation(info, asw, this.#logger), {
+  tryUnregisterPlugin(info: PluginInfo, asw: ActualStateOfWorld): RunRefusal | undefined {
+    const refusal = this.#map.tryRun(info.socketPath, () => unregisterOperation(info, asw, this.#logger), {
       generation: info.uuid,
       onSettled: (outcome) => this.#emit(unregisterEvent(outcome, info)),
     });
-    this.#logger.debug({ socketPath: info.socketPath }, `UnregisterPlugin started for ${info.socketPath}`);
+    if (refusal === undefined)
+      this.#logger.debug({ socketPath: info.socketPath }, `UnregisterPlugin started for ${info.socketPath}`);
+    return refusal;
   }
 
   isPending(socketPath: string): boolean {
@@ -114,10 +197,6 @@ class Executor implements OperationExecutor {
 
   waitForCompletion(): Promise<void> {
     return this.#map.waitForCompletion();
-  }
-
-  stop(): void {
-    this.#map.stop();
   }
 
   #emit(event: OperationEvent): void {

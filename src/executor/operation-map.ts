@@ -1,4 +1,5 @@
-import { BerthError, type Clock, type Logger } from '../common/index.js';
+import { type BackoffSetting, BerthError, type Clock, type Logger } from '../common/index.js';
+import { DEFAULT_EXECUTOR_BACKOFF } from './executor-options.js';
 import { ExponentialBackoff } from './exponential-backoff.js';
 
 /**
@@ -12,8 +13,26 @@ export type Operation = (signal: AbortSignal) => Promise<void> | void;
 export interface OperationMapOptions {
   clock: Clock;
   logger: Logger;
-  /** Keep failed entries and refuse reruns inside a growing window (upstream `exponentialBackOffOnError`). */
-  backoff: boolean;
+  /**
+   * Keep failed entries and refuse reruns inside a growing window (upstream
+   * `exponentialBackOffOnError`). `true` is the default policy (500 ms doubling
+   * to 122 s); `false` forgets a failure at once.
+   */
+  backoff: boolean | BackoffSetting;
+}
+
+/**
+ * Why `tryRun` did not start an operation. A plain value: refusals are the
+ * reconciler's normal traffic (a storm refuses thousands), so no error object
+ * or stack is built unless someone asks for one.
+ */
+export interface RunRefusal {
+  code: 'BERTH_OPERATION_PENDING' | 'BERTH_OPERATION_BACKOFF' | 'BERTH_SHUT_DOWN';
+  key: string;
+  /** For a backoff refusal: when a retry is permitted (strictly after). */
+  retryAt?: number;
+  /** The refusal as the BerthError that `run` throws (with the upstream text). */
+  toError(): BerthError;
 }
 
 export interface RunOptions {
@@ -52,6 +71,8 @@ export interface OperationStatus {
 export interface OperationMap {
   /** Starts `operation` under `key`, or throws BERTH_OPERATION_PENDING / BERTH_OPERATION_BACKOFF / BERTH_SHUT_DOWN. */
   run(key: string, operation: Operation, options?: RunOptions): void;
+  /** Starts `operation` under `key` and returns undefined, or returns why not (nothing thrown). */
+  tryRun(key: string, operation: Operation, options?: RunOptions): RunRefusal | undefined;
   isPending(key: string): boolean;
   status(key: string): OperationStatus | undefined;
   /** Keys with an entry: running, or failed and remembered for backoff. */
@@ -89,29 +110,46 @@ export function createOperationMap(options: OperationMapOptions): OperationMap {
 class GoroutineMap implements OperationMap {
   readonly #clock: Clock;
   readonly #logger: Logger;
-  readonly #backoff: boolean;
+  readonly #backoff: false | Exclude<BackoffSetting, false>;
   readonly #entries = new Map<string, Entry>();
   readonly #listeners = new Set<(outcome: OperationOutcome) => void>();
   #waiters: Waiter[] = [];
   #stopped = false;
+  /** Entries with pending = true, counted so waitForCompletion costs O(1) per settle. */
+  #running = 0;
 
   constructor(options: OperationMapOptions) {
     this.#clock = options.clock;
     this.#logger = options.logger;
-    this.#backoff = options.backoff;
+    this.#backoff = options.backoff === true ? DEFAULT_EXECUTOR_BACKOFF : options.backoff;
   }
 
   run(key: string, operation: Operation, options: RunOptions = {}): void {
+    const refusal = this.tryRun(key, operation, options);
+    if (refusal !== undefined) throw refusal.toError();
+  }
+
+  tryRun(key: string, operation: Operation, options: RunOptions = {}): RunRefusal | undefined {
     if (this.#stopped) {
-      throw new BerthError('BERTH_SHUT_DOWN', `Failed to create operation with name "${key}": stopped`);
+      return {
+        code: 'BERTH_SHUT_DOWN',
+        key,
+        toError: () =>
+          new BerthError('BERTH_SHUT_DOWN', `Failed to create operation with name "${key}": stopped`),
+      };
     }
     let entry = this.#entries.get(key);
     if (entry?.pending) {
-      throw new BerthError(
-        'BERTH_OPERATION_PENDING',
-        `Failed to create operation with name ${JSON.stringify(key)}. An operation with that name is already executing.`,
-        { details: { operationName: key } },
-      );
+      return {
+        code: 'BERTH_OPERATION_PENDING',
+        key,
+        toError: () =>
+          new BerthError(
+            'BERTH_OPERATION_PENDING',
+            `Failed to create operation with name ${JSON.stringify(key)}. An operation with that name is already executing.`,
+            { details: { operationName: key } },
+          ),
+      };
     }
     if (entry && options.generation !== undefined && entry.generation !== options.generation) {
       // berth fix: the failure belonged to another generation (e.g. a stale socket file).
@@ -119,13 +157,21 @@ class GoroutineMap implements OperationMap {
       entry = undefined;
     }
     if (entry && this.#backoff) {
-      const refusal = entry.backoff.refusal(key, this.#clock.now());
-      if (refusal) throw refusal;
+      const now = this.#clock.now();
+      if (entry.backoff.refuses(now)) {
+        const backoff = entry.backoff;
+        return {
+          code: 'BERTH_OPERATION_BACKOFF',
+          key,
+          retryAt: backoff.retryAt,
+          toError: () => backoff.refusal(key, now) as BerthError,
+        };
+      }
     }
     if (!entry) {
       entry = {
         pending: false,
-        backoff: new ExponentialBackoff(),
+        backoff: new ExponentialBackoff(this.#backoff || DEFAULT_EXECUTOR_BACKOFF),
         attempts: 0,
         generation: undefined,
         controller: undefined,
@@ -134,6 +180,7 @@ class GoroutineMap implements OperationMap {
       this.#entries.set(key, entry);
     }
     entry.pending = true;
+    this.#running += 1;
     entry.attempts += 1;
     if (options.generation !== undefined) entry.generation = options.generation;
     const controller = new AbortController();
@@ -152,6 +199,7 @@ class GoroutineMap implements OperationMap {
       () => this.#complete(key, current, undefined, startedAt, options.onSettled),
       (err: unknown) => this.#complete(key, current, toBerthError(key, err), startedAt, options.onSettled),
     );
+    return undefined;
   }
 
   #complete(
@@ -163,6 +211,7 @@ class GoroutineMap implements OperationMap {
   ): void {
     const finishedAt = this.#clock.now();
     entry.pending = false;
+    this.#running -= 1;
     entry.controller = undefined;
     const outcome: OperationOutcome = { key, attempts: entry.attempts, startedAt, finishedAt };
     if (entry.generation !== undefined) outcome.generation = entry.generation;
@@ -233,7 +282,7 @@ class GoroutineMap implements OperationMap {
   }
 
   waitForCompletion(): Promise<void> {
-    return this.#waitUntil(() => ![...this.#entries.values()].some((e) => e.pending));
+    return this.#waitUntil(() => this.#running === 0);
   }
 
   stop(): void {
@@ -250,6 +299,7 @@ class GoroutineMap implements OperationMap {
   }
 
   #notifyWaiters(): void {
+    if (this.#waiters.length === 0) return;
     const still: Waiter[] = [];
     for (const waiter of this.#waiters) {
       if (waiter.done()) waiter.resolve();

@@ -3,8 +3,11 @@ import { BerthError, type BerthErrorCode, errorMessage, type Logger } from '../c
 import type { PluginCallContext } from '../handlers/types.js';
 import { enforcePluginInfoBounds } from '../registration/index.js';
 import type { DialRegistration, RegistrationConnection } from '../registration/types.js';
-import type { ExecutorTimeouts, HandlerLookup, PluginGeneration } from './types.js';
+import type { ExecutorTimeouts, YoungSocketRetry } from './executor-options.js';
+import type { Slots } from './slots.js';
+import type { HandlerLookup, PluginGeneration } from './types.js';
 import { deregisterQuietly } from './unregister-operation.js';
+import { dialYoungSocket } from './young-socket.js';
 
 export interface RegisterRequest {
   socketPath: string;
@@ -17,6 +20,9 @@ export interface RegisterDeps {
   dial: DialRegistration;
   timeouts: ExecutorTimeouts;
   logger: Logger;
+  /** Bounds the attempts in flight; held from the dial to the end of the attempt. */
+  slots?: Slots;
+  youngSocketRetry?: YoungSocketRetry | false;
 }
 
 /**
@@ -43,7 +49,8 @@ export async function registerOperation(
 
   let conn: RegistrationConnection;
   try {
-    conn = await deps.dial(socketPath, { timeoutMs: timeouts.dialMs, signal });
+    // Returns holding a slot (when there are slots); waits between quick redials hold none.
+    conn = await dialYoungSocket(deps, socketPath, signal);
   } catch (err) {
     throw new BerthError(
       'BERTH_DIAL_FAILED',
@@ -178,6 +185,7 @@ export async function registerOperation(
     return entry;
   } finally {
     conn.close();
+    deps.slots?.release();
   }
 }
 

@@ -1,21 +1,11 @@
 import type { ActualStateOfWorld, PluginInfo } from '../cache/types.js';
-import type { BerthError, Clock, Logger } from '../common/index.js';
+import type { BackoffSetting, BerthError, Clock, Lifecycle, Logger } from '../common/index.js';
 import type { PluginHandler } from '../handlers/types.js';
 import type { DialRegistration } from '../registration/types.js';
-import type { OperationStatus } from './operation-map.js';
+import type { ExecutorTimeouts, YoungSocketRetry } from './executor-options.js';
+import type { OperationStatus, RunRefusal } from './operation-map.js';
 
-/** Deadlines of one register attempt (kubelet: 10 s dial, 1 s GetInfo, 5 s Notify). */
-export interface ExecutorTimeouts {
-  dialMs: number;
-  getInfoMs: number;
-  notifyMs: number;
-}
-
-export const DEFAULT_EXECUTOR_TIMEOUTS: Readonly<ExecutorTimeouts> = Object.freeze({
-  dialMs: 10_000,
-  getInfoMs: 1_000,
-  notifyMs: 5_000,
-});
+export { DEFAULT_EXECUTOR_TIMEOUTS, type ExecutorTimeouts } from './executor-options.js';
 
 /** The desired-state generation a register operation works on. */
 export interface PluginGeneration {
@@ -67,6 +57,12 @@ export interface OperationExecutorOptions {
   logger: Logger;
   dial: DialRegistration;
   timeouts?: Partial<ExecutorTimeouts>;
+  /** Retry policy per socket after a failed operation. Default 500 ms doubling to 122 s; false: none. */
+  backoff?: BackoffSetting;
+  /** Registrations (dial, handshake, handler, Notify) in flight at once. Default 64. */
+  maxConcurrentRegistrations?: number;
+  /** Quick redials of a freshly bound socket that refuses (see executor-options.ts); false: none. */
+  youngSocketRetry?: YoungSocketRetry | false;
   onEvent?: (event: OperationEvent) => void;
 }
 
@@ -77,7 +73,16 @@ export interface OperationExecutorOptions {
  * they throw BERTH_OPERATION_PENDING / BERTH_OPERATION_BACKOFF refusals, and
  * results show up in the actual state and as OperationEvents.
  */
-export interface OperationExecutor {
+export interface OperationExecutor extends Lifecycle {
+  /** Like registerPlugin, but returns the refusal as a value (undefined: started). */
+  tryRegisterPlugin(
+    socketPath: string,
+    generation: PluginGeneration,
+    getHandler: HandlerLookup,
+    asw: ActualStateOfWorld,
+  ): RunRefusal | undefined;
+  /** Like unregisterPlugin, but returns the refusal as a value (undefined: started). */
+  tryUnregisterPlugin(info: PluginInfo, asw: ActualStateOfWorld): RunRefusal | undefined;
   registerPlugin(
     socketPath: string,
     generation: PluginGeneration,
@@ -94,6 +99,9 @@ export interface OperationExecutor {
   addListener(listener: (event: OperationEvent) => void): () => void;
   wait(): Promise<void>;
   waitForCompletion(): Promise<void>;
-  /** Aborts running operations (their RPCs end at once) and refuses new ones. Idempotent. */
-  stop(): void;
+  /**
+   * Aborts running operations (their RPCs end at once), refuses new ones and
+   * resolves once every running operation has settled. Idempotent, memoised.
+   */
+  stop(): Promise<void>;
 }

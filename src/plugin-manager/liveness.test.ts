@@ -1,26 +1,39 @@
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import type { PluginInfo } from '../cache/types.js';
 import { type BerthError, silentLogger } from '../common/index.js';
 import { createExamplePlugin, dialRegistration } from '../registration/index.js';
-import { createTempDir, FakeClock } from '../testing/index.js';
-import { createLivenessProber } from './liveness.js';
+import {
+  createTempDir,
+  FakeClock,
+  type PluginFarm,
+  startPluginFarm,
+  type TempDir,
+  waitFor,
+} from '../testing/index.js';
+import { createLivenessProber, type LivenessProberOptions } from './liveness.js';
 
-async function setup(t: TestContext, options: { busy?: boolean } = {}) {
-  const dir = createTempDir();
-  t.after(() => dir.remove());
-  const plugin = createExamplePlugin({
-    socketPath: dir.join('p.sock'),
-    name: 'p',
-    type: 'DevicePlugin',
-    versions: ['v1'],
+interface Dead {
+  plugin: PluginInfo;
+  error: BerthError;
+  failures: number;
+}
+
+/** Plugins in a separate process, so the test can freeze (SIGSTOP) or kill them. */
+async function setup(t: TestContext, options: Partial<LivenessProberOptions> = {}) {
+  const dir: TempDir = createTempDir();
+  const farm: PluginFarm = await startPluginFarm();
+  t.after(async () => {
+    try {
+      process.kill(farm.pid, 'SIGCONT');
+    } catch {
+      // already gone (killed by the test)
+    }
+    await farm.stop();
+    dir.remove();
   });
-  t.after(() => plugin.stop());
-  await plugin.start();
-  const registered: PluginInfo[] = [
-    { socketPath: plugin.socketPath, timestamp: 1, uuid: 'gen-1', foundInDeprecatedDir: false, name: 'p' },
-  ];
-  const dead: Array<{ plugin: PluginInfo; error: BerthError; failures: number }> = [];
+  const dead: Dead[] = [];
   const clock = new FakeClock();
   const prober = createLivenessProber({
     periodMs: 1_000,
@@ -29,51 +42,113 @@ async function setup(t: TestContext, options: { busy?: boolean } = {}) {
     clock,
     logger: silentLogger,
     dial: dialRegistration,
-    registered: () => registered,
-    isBusy: () => options.busy ?? false,
+    isBusy: () => false,
     onDead: (p, error, failures) => dead.push({ plugin: p, error, failures }),
+    ...options,
   });
   t.after(() => prober.stop());
-  return { plugin, registered, dead, prober, clock };
+  await prober.start();
+  const serve = async (name: string, uuid = 'gen-1'): Promise<PluginInfo> => {
+    const socketPath = join(dir.path, `${name}.sock`);
+    await farm.serve([socketPath]);
+    return { socketPath, timestamp: 1, uuid, foundInDeprecatedDir: false, name };
+  };
+  return { farm, dead, prober, clock, serve };
 }
 
-describe('liveness prober', () => {
-  it('reports a plugin dead after the threshold of consecutive failures, not before', async (t) => {
-    const { plugin, dead, prober } = await setup(t);
+describe('liveness: one held connection per plugin', () => {
+  it('a plugin that crashes with its socket file left behind is dead at once, with no probe period', async (t) => {
+    const { farm, dead, prober, serve } = await setup(t);
+    const plugin = await serve('p');
+    prober.watch(plugin);
     await prober.probeAll();
-    assert.equal(plugin.getInfoCalls, 1, 'a healthy probe is a GetInfo');
-    plugin.behaviour.hangGetInfo = true;
+    assert.equal(dead.length, 0, 'a healthy plugin answers its ping');
+    process.kill(farm.pid, 'SIGKILL'); // no chance to unlink the socket
+    await waitFor('the dead plugin reported', () => dead.length === 1);
+    assert.equal(dead[0]?.plugin.uuid, 'gen-1');
+    assert.equal(dead[0]?.error.code, 'BERTH_LIVENESS_FAILED');
+    assert.match(dead[0]?.error.message ?? '', /connection closed and the socket refuses new ones/);
+    assert.deepEqual(prober.watched(), []);
+  });
+
+  it('a plugin whose socket file went is left to the watcher, and one that answers again is reconnected', async (t) => {
+    const dir = createTempDir();
+    t.after(() => dir.remove());
+    const dead: Dead[] = [];
+    const prober = createLivenessProber({
+      periodMs: 1_000,
+      timeoutMs: 200,
+      failureThreshold: 1,
+      clock: new FakeClock(),
+      logger: silentLogger,
+      dial: dialRegistration,
+      isBusy: () => false,
+      onDead: (p, error, failures) => dead.push({ plugin: p, error, failures }),
+    });
+    t.after(() => prober.stop());
+    await prober.start();
+    const plugin = createExamplePlugin({
+      socketPath: dir.join('p.sock'),
+      name: 'p',
+      type: 'T',
+      versions: ['v1'],
+    });
+    t.after(() => plugin.stop());
+    await plugin.start();
+    prober.watch({ socketPath: plugin.socketPath, timestamp: 1, uuid: 'g', foundInDeprecatedDir: false });
+    await prober.probeAll();
+    await plugin.stop(); // removes the socket file
+    // A new server on the same path: the held connection is re-established to it.
+    const again = createExamplePlugin({
+      socketPath: plugin.socketPath,
+      name: 'p',
+      type: 'T',
+      versions: ['v1'],
+    });
+    t.after(() => again.stop());
+    await again.start();
+    await prober.probeAll();
+    assert.deepEqual(dead, []);
+  });
+
+  it('a stopped (SIGSTOP) plugin is dead after the threshold of failed keepalive pings, not before', async (t) => {
+    const { farm, dead, prober, serve } = await setup(t);
+    const plugin = await serve('p');
+    prober.watch(plugin);
+    await prober.probeAll();
+    process.kill(farm.pid, 'SIGSTOP');
     await prober.probeAll();
     await prober.probeAll();
     assert.equal(dead.length, 0);
     await prober.probeAll();
     assert.equal(dead.length, 1);
     assert.equal(dead[0]?.failures, 3);
-    assert.equal(dead[0]?.error.code, 'BERTH_LIVENESS_FAILED');
     assert.match(dead[0]?.error.message ?? '', /failed 3 consecutive liveness probes/);
   });
 
   it('a success in between resets the count', async (t) => {
-    const { plugin, dead, prober } = await setup(t);
-    plugin.behaviour.hangGetInfo = true;
+    const { farm, dead, prober, serve } = await setup(t);
+    prober.watch(await serve('p'));
+    process.kill(farm.pid, 'SIGSTOP');
     await prober.probeAll();
     await prober.probeAll();
-    plugin.behaviour.hangGetInfo = false;
+    process.kill(farm.pid, 'SIGCONT');
     await prober.probeAll();
-    plugin.behaviour.hangGetInfo = true;
+    process.kill(farm.pid, 'SIGSTOP');
     await prober.probeAll();
     await prober.probeAll();
     assert.equal(dead.length, 0);
   });
 
   it('a new generation of the socket starts counting afresh', async (t) => {
-    const { plugin, registered, dead, prober } = await setup(t);
-    plugin.behaviour.hangGetInfo = true;
+    const { farm, dead, prober, serve } = await setup(t);
+    const plugin = await serve('p');
+    prober.watch(plugin);
+    await prober.probeAll();
+    process.kill(farm.pid, 'SIGSTOP');
     await prober.probeAll();
     await prober.probeAll();
-    const current = registered[0];
-    assert.ok(current);
-    registered[0] = { ...current, uuid: 'gen-2' };
+    prober.watch({ ...plugin, uuid: 'gen-2' });
     await prober.probeAll();
     await prober.probeAll();
     assert.equal(dead.length, 0);
@@ -82,21 +157,26 @@ describe('liveness prober', () => {
   });
 
   it('leaves sockets with a running operation alone', async (t) => {
-    const { plugin, prober } = await setup(t, { busy: true });
-    await prober.probeAll();
-    assert.equal(plugin.getInfoCalls, 0);
+    const { farm, dead, prober, serve } = await setup(t, { isBusy: () => true });
+    prober.watch(await serve('p'));
+    process.kill(farm.pid, 'SIGSTOP');
+    for (let i = 0; i < 4; i++) await prober.probeAll();
+    assert.equal(dead.length, 0);
   });
 
-  it('probes on its period once started, and not after stop()', async (t) => {
-    const { plugin, prober, clock } = await setup(t);
-    prober.start();
+  it('pings on its period once started, at most pingsPerPeriod per period, and not after stop()', async (t) => {
+    const { farm, dead, prober, clock, serve } = await setup(t, { failureThreshold: 1, pingsPerPeriod: 1 });
+    prober.watch(await serve('a'));
+    prober.watch(await serve('b'));
+    process.kill(farm.pid, 'SIGSTOP');
     await clock.advance(1_000);
-    await prober.probeAll(); // joins the round the timer started
-    assert.equal(plugin.getInfoCalls, 1);
+    await waitFor('one ping failed', () => dead.length === 1);
+    assert.equal(prober.watched().length, 1, 'only one plugin was pinged in the first period');
+    await clock.advance(1_000);
+    await waitFor('the other pinged in the next period', () => dead.length === 2);
     await prober.stop();
     await prober.stop();
-    await clock.advance(5_000);
-    assert.equal(plugin.getInfoCalls, 1);
+    assert.equal(prober.state, 'stopped');
   });
 
   it('rejects bad options', () => {
@@ -109,7 +189,6 @@ describe('liveness prober', () => {
           clock: new FakeClock(),
           logger: silentLogger,
           dial: dialRegistration,
-          registered: () => [],
           isBusy: () => false,
           onDead: () => {},
         }),
@@ -118,7 +197,17 @@ describe('liveness prober', () => {
   });
 
   it('re-probes a dead socket on a doubling interval and reports it alive once it answers', async (t) => {
-    const { plugin, prober, clock } = await setup(t);
+    const dir = createTempDir();
+    t.after(() => dir.remove());
+    const plugin = createExamplePlugin({
+      socketPath: dir.join('p.sock'),
+      name: 'p',
+      type: 'T',
+      versions: ['v1'],
+    });
+    t.after(() => plugin.stop());
+    await plugin.start();
+    const clock = new FakeClock();
     const deadPaths = [plugin.socketPath];
     const alive: string[] = [];
     const recovery = createLivenessProber({
@@ -128,14 +217,12 @@ describe('liveness prober', () => {
       clock,
       logger: silentLogger,
       dial: dialRegistration,
-      registered: () => [],
       isBusy: () => false,
       onDead: () => assert.fail('nothing registered, nothing to declare dead'),
       deadSockets: () => deadPaths,
       onAlive: (socketPath) => alive.push(socketPath),
     });
     t.after(() => recovery.stop());
-    await prober.stop(); // only the recovery prober runs here
     plugin.behaviour.hangGetInfo = true;
 
     // Rounds every period; count the rounds in which the dead socket was actually probed.

@@ -1,23 +1,28 @@
+import { connect as netConnect } from 'node:net';
 import type { PluginInfo } from '../cache/types.js';
-import { BerthError, type Clock, type ClockTimer, errorMessage, type Logger } from '../common/index.js';
+import {
+  BerthError,
+  type Clock,
+  type ClockTimer,
+  LifecycleController,
+  type LifecycleState,
+  type Logger,
+} from '../common/index.js';
 import type { DialRegistration } from '../registration/types.js';
+import { KeepaliveConnection } from './keepalive-connection.js';
+import { DEFAULT_LIVENESS, RECOVERY_MAX_PERIODS } from './liveness-options.js';
 import type { LivenessOptions } from './types.js';
 
-export const DEFAULT_LIVENESS: Readonly<LivenessOptions> = Object.freeze({
-  periodMs: 10_000,
-  timeoutMs: 5_000,
-  failureThreshold: 3,
-});
+export { DEFAULT_LIVENESS, RECOVERY_MAX_PERIODS };
 
 export interface LivenessProberOptions extends LivenessOptions {
   clock: Clock;
   logger: Logger;
+  /** Used for recovery probes of dead sockets (a fresh dial and GetInfo). */
   dial: DialRegistration;
-  /** The registered plugins to probe. */
-  registered: () => PluginInfo[];
   /** Sockets with an operation running are left alone (their registration is in flux). */
   isBusy: (socketPath: string) => boolean;
-  /** `failureThreshold` consecutive probes of this generation failed. */
+  /** The plugin is gone: its connection closed and the socket refuses, or `failureThreshold` pings failed. */
   onDead: (plugin: PluginInfo, error: BerthError, failures: number) => void;
   /** Sockets declared dead whose file is still there: probed for recovery. */
   deadSockets?: () => string[];
@@ -25,33 +30,40 @@ export interface LivenessProberOptions extends LivenessOptions {
   onAlive?: (socketPath: string) => void;
 }
 
-/** A dead socket is re-probed after one period, then the interval doubles up to this many periods. */
-export const RECOVERY_MAX_PERIODS = 32;
-
 export interface LivenessProber {
-  start(): void;
-  /** Stops the timer, aborts probes in flight and waits for the round. Idempotent. */
+  readonly state: LifecycleState;
+  start(signal?: AbortSignal): Promise<void>;
+  /** Stops the timer, closes every held connection and waits for probes in flight. Idempotent. */
   stop(): Promise<void>;
-  /** One probe round now (tests and the timer use it). */
+  [Symbol.asyncDispose](): Promise<void>;
+  /** Holds a connection to a registered plugin (replacing one of an older generation). */
+  watch(plugin: PluginInfo): void;
+  /** Lets go of a plugin (deregistered); only the given generation when `uuid` is set. */
+  unwatch(socketPath: string, uuid?: string): void;
+  /** Sockets watched right now. */
+  watched(): string[];
+  /** Pings every watched plugin now and probes dead sockets due for recovery (tests; the timer pings a bounded share). */
   probeAll(): Promise<void>;
 }
 
 /**
- * Finds registered plugins whose socket file lingers but which no longer
- * answer (kubernetes#128696): every period each registered plugin gets a
- * fresh dial and a GetInfo, and after `failureThreshold` consecutive failures
- * of the same socket generation it is reported dead. The kubelet (v1.26-v1.30)
- * never notices such a plugin; a newer upstream monitor does something
- * similar (reference §2.9).
+ * Liveness without polling cost (the kubelet's DRA health monitor does the
+ * same for service sockets, kubernetes#131073): one idle HTTP/2 connection is
+ * held to each registered plugin. When it closes, the socket is tried once
+ * more; if nobody listens there (the plugin crashed and its file lingers) the
+ * plugin is dead at once, instead of after N probe periods. A plugin that is
+ * stopped (SIGSTOP) or wedged keeps its connection open but stops answering:
+ * a keepalive ping finds it, and after `failureThreshold` consecutive failed
+ * pings it is dead. Pings go out at most `pingsPerPeriod` per period,
+ * round-robin, so a period costs the same with 100 or 5,000 plugins.
  *
- * A dead socket whose file lingers is also probed for recovery, as the
- * upstream monitor does, but on a doubling interval (1 to 32 periods): a
- * wedged plugin costs a dial each time, and grpc-js holds such a connection
- * until the plugin closes it. When it answers again, `onAlive` is called.
+ * A dead socket whose file lingers is probed for recovery with a fresh dial
+ * and GetInfo on a doubling interval (1 to 32 periods), as the upstream
+ * monitor does; when it answers, `onAlive` is called.
  */
 export function createLivenessProber(options: LivenessProberOptions): LivenessProber {
-  for (const key of ['periodMs', 'timeoutMs', 'failureThreshold'] as const) {
-    const value = options[key];
+  for (const key of ['periodMs', 'timeoutMs', 'failureThreshold', 'pingsPerPeriod'] as const) {
+    const value = options[key] ?? DEFAULT_LIVENESS[key];
     if (!Number.isFinite(value) || value <= 0) {
       throw new BerthError(
         'BERTH_INVALID_ARGUMENT',
@@ -62,65 +74,206 @@ export function createLivenessProber(options: LivenessProberOptions): LivenessPr
   return new Prober(options);
 }
 
+interface Watched {
+  plugin: PluginInfo;
+  session: KeepaliveConnection | undefined;
+  failures: number;
+  pinging: boolean;
+  /** Position in the round-robin array. */
+  index: number;
+  closed: boolean;
+}
+
 class Prober implements LivenessProber {
   readonly #o: LivenessProberOptions;
-  /** Consecutive failures per socket path, for one generation (uuid). */
-  readonly #failures = new Map<string, { uuid: string; count: number }>();
+  readonly #pingsPerPeriod: number;
+  readonly #watched = new Map<string, Watched>();
+  /** Round-robin order of the keepalive pings. */
+  readonly #ring: Watched[] = [];
+  #cursor = 0;
   /** Per dead socket: when to probe it next, and the interval after that. */
   readonly #recovery = new Map<string, { nextAt: number; intervalMs: number }>();
-  readonly #controller = new AbortController();
+  readonly #inFlight = new Set<Promise<void>>();
   #timer: ClockTimer | undefined;
-  #round: Promise<void> | undefined;
-  #state: 'idle' | 'running' | 'stopped' = 'idle';
+  readonly #lifecycle: LifecycleController;
 
   constructor(options: LivenessProberOptions) {
     this.#o = options;
-  }
-
-  start(): void {
-    if (this.#state !== 'idle') return;
-    this.#state = 'running';
-    this.#arm();
-  }
-
-  async stop(): Promise<void> {
-    if (this.#state !== 'stopped') {
-      this.#state = 'stopped';
-      if (this.#timer) this.#o.clock.clearTimeout(this.#timer);
-      this.#timer = undefined;
-      this.#controller.abort(new BerthError('BERTH_SHUT_DOWN', 'liveness prober stopped'));
-    }
-    await this.#round;
-  }
-
-  probeAll(): Promise<void> {
-    // Rounds never overlap: a slow round delays the next one.
-    this.#round ??= this.#runRound().finally(() => {
-      this.#round = undefined;
+    this.#pingsPerPeriod = options.pingsPerPeriod ?? DEFAULT_LIVENESS.pingsPerPeriod;
+    this.#lifecycle = new LifecycleController({
+      onStart: () => this.#arm(),
+      onStop: async () => {
+        if (this.#timer) this.#o.clock.clearTimeout(this.#timer);
+        this.#timer = undefined;
+        for (const socketPath of [...this.#watched.keys()]) this.unwatch(socketPath);
+        await Promise.all([...this.#inFlight]);
+      },
     });
-    return this.#round;
   }
 
-  #arm(): void {
-    if (this.#state !== 'running') return;
-    this.#timer = this.#o.clock.setTimeout(() => {
-      this.#timer = undefined;
-      void this.probeAll().finally(() => this.#arm());
-    }, this.#o.periodMs);
+  get state(): LifecycleState {
+    return this.#lifecycle.state;
   }
 
-  async #runRound(): Promise<void> {
-    const plugins = this.#o.registered();
-    const present = new Set(plugins.map((p) => p.socketPath));
-    for (const path of this.#failures.keys()) if (!present.has(path)) this.#failures.delete(path);
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#lifecycle.start(signal);
+  }
+
+  stop(): Promise<void> {
+    return this.#lifecycle.stop();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
+  }
+
+  get #stopped(): boolean {
+    return this.#lifecycle.signal.aborted;
+  }
+
+  watch(plugin: PluginInfo): void {
+    if (this.#stopped) return;
+    const existing = this.#watched.get(plugin.socketPath);
+    if (existing?.plugin.uuid === plugin.uuid) return;
+    if (existing) this.unwatch(plugin.socketPath);
+    const entry: Watched = {
+      plugin,
+      session: undefined,
+      failures: 0,
+      pinging: false,
+      index: -1,
+      closed: false,
+    };
+    entry.index = this.#ring.push(entry) - 1;
+    this.#watched.set(plugin.socketPath, entry);
+    this.#recovery.delete(plugin.socketPath);
+    this.#connect(entry);
+  }
+
+  unwatch(socketPath: string, uuid?: string): void {
+    const entry = this.#watched.get(socketPath);
+    if (entry === undefined || (uuid !== undefined && entry.plugin.uuid !== uuid)) return;
+    this.#watched.delete(socketPath);
+    entry.closed = true;
+    // Swap-remove from the ring: O(1).
+    const last = this.#ring.pop() as Watched;
+    if (last !== entry) {
+      this.#ring[entry.index] = last;
+      last.index = entry.index;
+    }
+    entry.session?.destroy();
+    entry.session = undefined;
+  }
+
+  watched(): string[] {
+    return [...this.#watched.keys()];
+  }
+
+  async probeAll(): Promise<void> {
     await Promise.all([
-      ...plugins.filter((p) => !this.#o.isBusy(p.socketPath)).map((p) => this.#probe(p)),
+      ...[...this.#watched.values()].map((entry) => this.#ping(entry)),
       ...this.#dueForRecovery().map((path) => this.#probeRecovery(path)),
     ]);
   }
 
+  #arm(): void {
+    if (this.#stopped) return;
+    this.#timer = this.#o.clock.setTimeout(() => {
+      this.#timer = undefined;
+      this.#tick();
+      this.#arm();
+    }, this.#o.periodMs);
+  }
+
+  /** One period: a bounded share of keepalive pings, and the recovery probes that are due. */
+  #tick(): void {
+    const budget = Math.min(this.#pingsPerPeriod, this.#ring.length);
+    for (let i = 0; i < budget; i++) {
+      if (this.#cursor >= this.#ring.length) this.#cursor = 0;
+      const entry = this.#ring[this.#cursor++];
+      if (entry !== undefined) this.#track(this.#ping(entry));
+    }
+    for (const path of this.#dueForRecovery()) this.#track(this.#probeRecovery(path));
+  }
+
+  #track(work: Promise<void>): void {
+    this.#inFlight.add(work);
+    void work.finally(() => this.#inFlight.delete(work));
+  }
+
+  #connect(entry: Watched): void {
+    const session: KeepaliveConnection = new KeepaliveConnection(entry.plugin.socketPath, () => {
+      if (entry.closed || entry.session !== session) return;
+      entry.session = undefined;
+      this.#track(this.#onConnectionLost(entry));
+    });
+    entry.session = session;
+  }
+
+  /**
+   * The connection closed without us asking. If the socket refuses a new
+   * connection, nobody listens there any more: the plugin is dead now. If the
+   * file is gone the watcher deregisters it; if it answers, hold a new connection.
+   */
+  async #onConnectionLost(entry: Watched): Promise<void> {
+    const { socketPath } = entry.plugin;
+    const failure = await connectFailure(socketPath, this.#o.timeoutMs);
+    if (entry.closed || this.#stopped) return;
+    if (failure === undefined) {
+      this.#connect(entry);
+      return;
+    }
+    if (failure.code === 'ENOENT') return; // the socket file went: the watcher's removal deregisters it
+    if (this.#o.isBusy(socketPath)) return;
+    this.#declareDead(entry, `its connection closed and the socket refuses new ones: ${failure.message}`, 1);
+  }
+
+  /** One keepalive ping within timeoutMs; counts failures of this generation. */
+  async #ping(entry: Watched): Promise<void> {
+    if (entry.pinging || entry.closed || this.#o.isBusy(entry.plugin.socketPath)) return;
+    if (entry.session === undefined) return; // lost: #onConnectionLost decides
+    const session = entry.session;
+    entry.pinging = true;
+    let error: string | undefined;
+    try {
+      error = await session.ping(this.#o.timeoutMs);
+    } finally {
+      entry.pinging = false;
+    }
+    if (entry.closed || this.#stopped) return;
+    if (error === undefined) {
+      entry.failures = 0;
+      return;
+    }
+    entry.failures += 1;
+    this.#o.logger.debug(
+      { socketPath: entry.plugin.socketPath, failures: entry.failures, reason: error },
+      `liveness ping of ${entry.plugin.socketPath} failed (${entry.failures}/${this.#o.failureThreshold})`,
+    );
+    if (entry.failures >= this.#o.failureThreshold) {
+      this.#declareDead(
+        entry,
+        `failed ${entry.failures} consecutive liveness probes; last error: ${error}`,
+        entry.failures,
+      );
+    }
+  }
+
+  #declareDead(entry: Watched, reason: string, failures: number): void {
+    const { plugin } = entry;
+    this.unwatch(plugin.socketPath, plugin.uuid);
+    const error = new BerthError(
+      'BERTH_LIVENESS_FAILED',
+      `plugin ${plugin.name ?? ''} at socket ${plugin.socketPath} ${reason}`,
+      { details: { socketPath: plugin.socketPath, failures } },
+    );
+    this.#o.onDead(plugin, error, failures);
+  }
+
   #dueForRecovery(): string[] {
-    const dead = new Set(this.#o.deadSockets?.() ?? []);
+    const deadList = this.#o.deadSockets?.() ?? [];
+    if (deadList.length === 0 && this.#recovery.size === 0) return [];
+    const dead = new Set(deadList);
     for (const path of this.#recovery.keys()) if (!dead.has(path)) this.#recovery.delete(path);
     const now = this.#o.clock.now();
     const due: string[] = [];
@@ -136,9 +289,15 @@ class Prober implements LivenessProber {
   }
 
   async #probeRecovery(socketPath: string): Promise<void> {
-    const signal = this.#controller.signal;
+    const signal = this.#lifecycle.signal;
     try {
-      await this.#getInfo(socketPath);
+      const { dial, timeoutMs } = this.#o;
+      const conn = await dial(socketPath, { timeoutMs, signal });
+      try {
+        await conn.getInfo({ timeoutMs, signal });
+      } finally {
+        conn.close();
+      }
     } catch (err) {
       if (signal.aborted) return;
       const schedule = this.#recovery.get(socketPath);
@@ -154,43 +313,19 @@ class Prober implements LivenessProber {
     if (signal.aborted || !this.#recovery.delete(socketPath)) return;
     this.#o.onAlive?.(socketPath);
   }
+}
 
-  /** A fresh dial and a GetInfo, both within timeoutMs; throws on failure. */
-  async #getInfo(socketPath: string): Promise<void> {
-    const { dial, timeoutMs } = this.#o;
-    const signal = this.#controller.signal;
-    const conn = await dial(socketPath, { timeoutMs, signal });
-    try {
-      await conn.getInfo({ timeoutMs, signal });
-    } finally {
-      conn.close();
-    }
-  }
-
-  async #probe(plugin: PluginInfo): Promise<void> {
-    const { logger } = this.#o;
-    const signal = this.#controller.signal;
-    if (signal.aborted) return;
-    try {
-      await this.#getInfo(plugin.socketPath);
-      this.#failures.delete(plugin.socketPath);
-    } catch (err) {
-      if (signal.aborted) return;
-      const previous = this.#failures.get(plugin.socketPath);
-      const count = previous?.uuid === plugin.uuid ? previous.count + 1 : 1;
-      this.#failures.set(plugin.socketPath, { uuid: plugin.uuid, count });
-      logger.debug(
-        { socketPath: plugin.socketPath, failures: count, err },
-        `liveness probe of ${plugin.socketPath} failed (${count}/${this.#o.failureThreshold})`,
-      );
-      if (count < this.#o.failureThreshold) return;
-      this.#failures.delete(plugin.socketPath);
-      const error = new BerthError(
-        'BERTH_LIVENESS_FAILED',
-        `plugin ${plugin.name ?? ''} at socket ${plugin.socketPath} failed ${count} consecutive liveness probes; last error: ${errorMessage(err)}`,
-        { cause: err, details: { socketPath: plugin.socketPath, failures: count } },
-      );
-      this.#o.onDead(plugin, error, count);
-    }
-  }
+/** A plain connect: undefined if it connects within `timeoutMs` (or neither connects nor fails), else why not. */
+function connectFailure(socketPath: string, timeoutMs: number): Promise<NodeJS.ErrnoException | undefined> {
+  return new Promise((resolve) => {
+    const socket = netConnect({ path: socketPath });
+    const done = (result: NodeJS.ErrnoException | undefined) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(result);
+    };
+    const timer = setTimeout(() => done(undefined), timeoutMs);
+    socket.once('connect', () => done(undefined));
+    socket.once('error', (err: NodeJS.ErrnoException) => done(err));
+  });
 }

@@ -10,6 +10,7 @@ import {
   BerthError,
   type Clock,
   errorMessage,
+  type LifecycleState,
   type Logger,
   type PluginEvent,
   silentLogger,
@@ -17,7 +18,7 @@ import {
 } from '../common/index.js';
 import { createOperationExecutor, type OperationEvent, type OperationExecutor } from '../executor/index.js';
 import { createHandlerTable, type HandlerTable, type PluginHandler } from '../handlers/index.js';
-import { createReconciler, type Reconciler } from '../reconciler/index.js';
+import { createReconciler, DEFAULT_RESYNC_PERIOD_MS, type Reconciler } from '../reconciler/index.js';
 import { dialRegistration } from '../registration/index.js';
 import { createPluginWatcher, type PluginWatcher } from '../watcher/index.js';
 import { createLivenessProber, DEFAULT_LIVENESS, type LivenessProber } from './liveness.js';
@@ -33,7 +34,7 @@ import type {
   SocketStatus,
 } from './types.js';
 
-export const DEFAULT_RESYNC_PERIOD_MS = 10_000;
+export { DEFAULT_RESYNC_PERIOD_MS };
 
 export function createPluginManager(options: PluginManagerOptions): PluginManager {
   return new BerthPluginManager(options);
@@ -98,6 +99,8 @@ class BerthPluginManager implements PluginManager {
   readonly #livenessRemovals = new Set<string>();
   #startPromise: Promise<void> | undefined;
   #stopPromise: Promise<void> | undefined;
+  #started = false;
+  #stopped = false;
 
   constructor(options: PluginManagerOptions) {
     if (typeof options?.pluginsDir !== 'string' || options.pluginsDir === '') {
@@ -126,6 +129,11 @@ class BerthPluginManager implements PluginManager {
       logger: base.child({ component: 'operation-executor' }),
       dial,
       ...(options.timeouts === undefined ? {} : { timeouts: options.timeouts }),
+      ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
+      ...(options.maxConcurrentRegistrations === undefined
+        ? {}
+        : { maxConcurrentRegistrations: options.maxConcurrentRegistrations }),
+      ...(options.youngSocketRetry === undefined ? {} : { youngSocketRetry: options.youngSocketRetry }),
     });
     this.#reconciler = createReconciler({
       desiredState: this.#dsw,
@@ -152,7 +160,6 @@ class BerthPluginManager implements PluginManager {
         clock: this.#clock,
         logger: base.child({ component: 'liveness' }),
         dial,
-        registered: () => this.#asw.getRegisteredPlugins(),
         isBusy: (socketPath) => this.#executor.isPending(socketPath),
         onDead: (plugin, error, failures) => this.#onDead(plugin, error, failures),
         deadSockets: () => {
@@ -189,6 +196,12 @@ class BerthPluginManager implements PluginManager {
     this.ready.catch(() => {});
   }
 
+  get state(): LifecycleState {
+    if (this.#stopPromise !== undefined) return this.#stopped ? 'stopped' : 'stopping';
+    if (this.#startPromise === undefined) return 'new';
+    return this.#started ? 'running' : 'starting';
+  }
+
   addHandler(type: string, handler: PluginHandler): void {
     this.#handlers.add(type, handler);
   }
@@ -218,10 +231,11 @@ class BerthPluginManager implements PluginManager {
         this.#executor.addListener((event) => this.#onOperation(event)),
       );
       // The reconciler first, so it is awake for every socket the first scan finds.
-      this.#reconciler.start();
-      this.#liveness?.start();
+      await this.#reconciler.start();
+      await this.#liveness?.start();
       await this.#watcher.start();
       this.#logger.info({ pluginsDir: this.#options.pluginsDir }, 'plugin manager started');
+      this.#started = true;
       this.#ready.resolve();
     } catch (err) {
       this.#ready.reject(err);
@@ -239,11 +253,11 @@ class BerthPluginManager implements PluginManager {
     await this.#watcher.stop();
     await this.#liveness?.stop();
     await this.#reconciler.stop();
-    this.#executor.stop();
-    await this.#executor.waitForCompletion();
+    await this.#executor.stop();
     for (const off of this.#unsubscribe.splice(0)) off();
     this.#metrics.unregister();
     this.#ready.reject(new BerthError('BERTH_SHUT_DOWN', 'plugin manager was stopped before it was ready'));
+    this.#stopped = true;
     this.#logger.info('plugin manager stopped');
   }
 
@@ -265,6 +279,21 @@ class BerthPluginManager implements PluginManager {
       dead: this.#dead,
       registeredAt: this.#registeredAt,
     });
+  }
+
+  socket(socketPath: string): SocketStatus | undefined {
+    const wanted = this.#dsw.get(socketPath);
+    const actual = this.#asw.get(socketPath);
+    const dead = this.#dead.get(socketPath);
+    if (wanted === undefined && actual === undefined && dead === undefined) return undefined;
+    return socketStatuses({
+      now: this.#clock.now(),
+      desired: wanted === undefined ? [] : [wanted],
+      registered: actual === undefined ? [] : [actual],
+      operation: (path) => this.#executor.status(path),
+      dead: dead === undefined ? new Map() : new Map([[socketPath, dead]]),
+      registeredAt: this.#registeredAt,
+    })[0];
   }
 
   liveSocketPaths(): Set<string> {
@@ -318,10 +347,12 @@ class BerthPluginManager implements PluginManager {
           },
           'plugin registered',
         );
+        this.#liveness?.watch(event.plugin);
         this.#callback(() => this.#options.onRegistered?.(plugin));
         return;
       }
       case 'unregister-succeeded': {
+        this.#liveness?.unwatch(event.socketPath, event.plugin.uuid);
         const since = this.#registeredAt.get(event.socketPath);
         if (since?.uuid === event.plugin.uuid) this.#registeredAt.delete(event.socketPath);
         const plugin = registeredPlugin(event.plugin, since?.at ?? event.at);

@@ -1,17 +1,24 @@
 import type { Registry } from 'prom-client';
 import type { PluginInfo } from '../cache/types.js';
-import type { Clock, Logger, PluginEvent } from '../common/index.js';
-import type { ExecutorTimeouts } from '../executor/index.js';
+import type { BackoffSetting, Clock, Lifecycle, Logger, PluginEvent } from '../common/index.js';
+import type { ExecutorTimeouts, YoungSocketRetry } from '../executor/index.js';
 import type { PluginHandler } from '../handlers/types.js';
 import type { DialRegistration } from '../registration/types.js';
 
 export interface LivenessOptions {
-  /** How often every registered plugin is probed with a fresh dial + GetInfo. Default 10 s. */
+  /** Keepalive ping period of the connection held to each registered plugin. Default 10 s. */
   periodMs: number;
-  /** Deadline of one probe (dial and GetInfo each). Default 5 s. */
+  /** Deadline of one ping (and of a reconnect or recovery probe). Default 5 s. */
   timeoutMs: number;
-  /** Consecutive failed probes before the plugin is deregistered. Default 3. */
+  /** Consecutive failed pings before the plugin is deregistered. Default 3. */
   failureThreshold: number;
+  /**
+   * Pings sent per period at most, so the per-period cost does not grow with
+   * the plugin count: with more plugins, each is pinged every
+   * ceil(plugins / pingsPerPeriod) periods. A closed connection is noticed at
+   * once regardless. Default 1,000.
+   */
+  pingsPerPeriod?: number;
 }
 
 export interface PluginManagerOptions {
@@ -29,6 +36,12 @@ export interface PluginManagerOptions {
   useFsWatch?: boolean;
   /** Deadlines of one registration attempt. Defaults: dial 10 s, GetInfo 1 s, Notify 5 s. */
   timeouts?: Partial<ExecutorTimeouts>;
+  /** Backoff per socket after a failed attempt. Default 500 ms doubling to 122 s (the kubelet's). */
+  backoff?: BackoffSetting;
+  /** Registration attempts (dial to Notify) in flight at once; more queue in order. Default 64. */
+  maxConcurrentRegistrations?: number;
+  /** Quick redials of a socket file younger than ~1 s that refuses (bind before listen); false: none. */
+  youngSocketRetry?: YoungSocketRetry | false;
   /** The registration client. Default: src/registration dialRegistration. */
   dial?: DialRegistration;
   /** Liveness probing of registered plugins; `false` turns it off. */
@@ -102,7 +115,7 @@ export interface ActualStateView {
  * desired state, an event-driven reconciler, the operation executor and
  * liveness probing, behind one lifecycle.
  */
-export interface PluginManager extends AsyncDisposable {
+export interface PluginManager extends Lifecycle {
   /** Adds or replaces the handler for a plugin type; plugins waiting for it register at once. */
   addHandler(type: string, handler: PluginHandler): void;
   removeHandler(type: string): boolean;
@@ -119,6 +132,8 @@ export interface PluginManager extends AsyncDisposable {
   rescan(): Promise<void>;
   /** Every socket berth knows of (desired or registered, plus sockets liveness gave up on), sorted by path. */
   sockets(): SocketStatus[];
+  /** One socket's state (O(1)); undefined for a socket berth does not know. */
+  socket(socketPath: string): SocketStatus | undefined;
   /** Socket paths of the plugins registered right now. */
   liveSocketPaths(): Set<string>;
   /** Subscribes to the manager's PluginEvents (besides options.onEvent); returns an unsubscribe function. */

@@ -5,3 +5,4 @@ export {
   type ReconcilerOptions,
   type Refusal,
 } from './reconciler.js';
+export { DEFAULT_RECONCILER_OPTIONS, DEFAULT_RESYNC_PERIOD_MS } from './reconciler-options.js';

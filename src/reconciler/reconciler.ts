@@ -4,12 +4,14 @@ import {
   type BerthErrorCode,
   type Clock,
   type ClockTimer,
-  errorMessage,
-  isBerthError,
+  type Lifecycle,
+  LifecycleController,
+  type LifecycleState,
   type Logger,
 } from '../common/index.js';
-import type { OperationEvent, OperationExecutor } from '../executor/index.js';
+import type { OperationEvent, OperationExecutor, RunRefusal } from '../executor/index.js';
 import type { PluginHandler } from '../handlers/types.js';
+import { DEFAULT_RECONCILER_OPTIONS } from './reconciler-options.js';
 
 /** What the reconciler needs from the handler table (src/handlers HandlerTable satisfies it). */
 export interface ReconcilerHandlers {
@@ -18,61 +20,72 @@ export interface ReconcilerHandlers {
   onAdded(listener: (type: string) => void): () => void;
 }
 
+/** The state lookups the incremental path needs (the cache stores provide `get`). */
+interface Lookup {
+  get?(socketPath: string): PluginInfo | undefined;
+}
+
 export interface ReconcilerOptions {
-  desiredState: DesiredStateOfWorld;
-  actualState: ActualStateOfWorld;
+  desiredState: DesiredStateOfWorld & Lookup;
+  actualState: ActualStateOfWorld & Lookup;
   executor: OperationExecutor;
   handlers: ReconcilerHandlers;
   clock: Clock;
   logger: Logger;
-  /** Safety-net pass period; the reconciler is event-driven, so this can be long. */
-  resyncPeriodMs: number;
+  /** Safety-net full pass period (default 10 s); every change also wakes its own socket path. */
+  resyncPeriodMs?: number;
 }
 
 /** A register/unregister the reconciler wanted but the executor refused (pending or in backoff). */
 export interface Refusal {
   operation: 'register' | 'unregister';
   code: BerthErrorCode;
-  message: string;
+  /** The upstream refusal text (built when read). */
+  readonly message: string;
   at: number;
   /** For a backoff refusal: when a retry is permitted (strictly after). */
   retryAt?: number;
 }
 
-export interface Reconciler extends AsyncDisposable {
-  /** Subscribes to its wake-up sources and runs a first pass. Aborting `signal` stops it. */
-  start(signal?: AbortSignal): void;
-  /** Idempotent. Does not stop the executor (its owner does). */
+export interface Reconciler extends Lifecycle {
+  /** Subscribes to its wake-up sources and runs a first full pass. Aborting `signal` stops it. */
+  start(signal?: AbortSignal): Promise<void>;
+  /** Idempotent and memoised. Does not stop the executor (its owner does). */
   stop(): Promise<void>;
-  /** Asks for a pass soon; many calls in one tick coalesce into one pass. */
+  /** Asks for a full pass soon; many calls in one tick coalesce into one pass. */
   wake(): void;
-  /** One pass, now: unregister what should go, then register what should come. */
+  /** One full pass, now: unregister what should go, then register what should come. */
   reconcile(): void;
   /** The last refusal per socket path, for visibility (kubernetes#138171). */
   refusals(): ReadonlyMap<string, Refusal>;
 }
 
 export function createReconciler(options: ReconcilerOptions): Reconciler {
-  if (!Number.isFinite(options.resyncPeriodMs) || options.resyncPeriodMs <= 0) {
+  const resync = options.resyncPeriodMs ?? DEFAULT_RECONCILER_OPTIONS.resyncPeriodMs;
+  if (!Number.isFinite(resync) || resync <= 0) {
     throw new BerthError(
       'BERTH_INVALID_ARGUMENT',
       `reconciler: resyncPeriodMs must be a positive number of milliseconds, got ${String(options.resyncPeriodMs)}`,
     );
   }
-  return new EventDrivenReconciler(options);
+  return new IncrementalReconciler(options, resync);
 }
 
 /**
- * The kubelet reconciler, woken instead of polled. Upstream sleeps 1 s
- * between passes, so a new plugin waits up to a second; berth runs a pass on
- * every desired-state change, when a handler is added (plugins refused for
- * lack of that handler retry at once), when an operation settles (a register
- * refused because the path's unregister was still running goes right after
- * it), and when a backoff window ends. The periodic resync is only a safety net.
+ * The kubelet reconciler, made incremental. Upstream walks every desired and
+ * actual plugin each second; berth keeps a set of dirty socket paths and, on
+ * the next turn of the event loop, looks at those paths only. A path is
+ * dirtied by its desired-state change, by its operation settling (a register
+ * refused because the path's unregister was running goes right after it), and
+ * by its backoff deadline (one timer per path, so a socket in backoff costs
+ * nothing until then). A full pass runs only at start, when a handler is added
+ * (plugins refused for lack of it retry at once), on wake(), and on the
+ * resync period as a safety net. Refusals are values, not exceptions, so a
+ * storm of refusals costs no stack traces.
  */
-class EventDrivenReconciler implements Reconciler {
-  readonly #dsw: DesiredStateOfWorld;
-  readonly #asw: ActualStateOfWorld;
+class IncrementalReconciler implements Reconciler {
+  readonly #dsw: DesiredStateOfWorld & Lookup;
+  readonly #asw: ActualStateOfWorld & Lookup;
   readonly #executor: OperationExecutor;
   readonly #handlers: ReconcilerHandlers;
   readonly #clock: Clock;
@@ -81,59 +94,66 @@ class EventDrivenReconciler implements Reconciler {
   readonly #refusals = new Map<string, Refusal>();
   readonly #retryTimers = new Map<string, ClockTimer>();
   readonly #unsubscribe: Array<() => void> = [];
+  readonly #dirty = new Set<string>();
+  #fullPassWanted = false;
+  #flushScheduled = false;
   #resyncTimer: ClockTimer | undefined;
-  #wakeScheduled = false;
-  #state: 'idle' | 'running' | 'stopped' = 'idle';
   readonly #getHandler = (type: string) => this.#handlers.get(type);
+  readonly #lifecycle: LifecycleController;
 
-  constructor(options: ReconcilerOptions) {
+  constructor(options: ReconcilerOptions, resyncPeriodMs: number) {
     this.#dsw = options.desiredState;
     this.#asw = options.actualState;
     this.#executor = options.executor;
     this.#handlers = options.handlers;
     this.#clock = options.clock;
     this.#logger = options.logger;
-    this.#resyncPeriodMs = options.resyncPeriodMs;
+    this.#resyncPeriodMs = resyncPeriodMs;
+    this.#lifecycle = new LifecycleController({
+      onStart: () => {
+        this.#unsubscribe.push(
+          this.#dsw.onChange((socketPath) => this.#touch(socketPath)),
+          this.#handlers.onAdded((type) => this.#onHandlerAdded(type)),
+          this.#executor.addListener((event) => this.#onOperationSettled(event)),
+        );
+        // Running from here on, so the first pass may start work.
+        this.#running = true;
+        this.reconcile();
+      },
+      onStop: () => {
+        this.#running = false;
+        for (const off of this.#unsubscribe.splice(0)) off();
+        if (this.#resyncTimer) this.#clock.clearTimeout(this.#resyncTimer);
+        this.#resyncTimer = undefined;
+        for (const timer of this.#retryTimers.values()) this.#clock.clearTimeout(timer);
+        this.#retryTimers.clear();
+        this.#dirty.clear();
+      },
+    });
   }
 
-  start(signal?: AbortSignal): void {
-    if (this.#state !== 'idle') return;
-    this.#state = 'running';
-    if (signal?.aborted) {
-      void this.stop();
-      return;
-    }
-    signal?.addEventListener('abort', () => void this.stop(), { once: true });
-    this.#unsubscribe.push(
-      this.#dsw.onChange(() => this.wake()),
-      this.#handlers.onAdded((type) => this.#onHandlerAdded(type)),
-      this.#executor.addListener((event) => this.#onOperationSettled(event)),
-    );
-    this.reconcile();
+  #running = false;
+
+  get state(): LifecycleState {
+    return this.#lifecycle.state;
   }
 
-  async stop(): Promise<void> {
-    if (this.#state === 'stopped') return;
-    this.#state = 'stopped';
-    for (const off of this.#unsubscribe.splice(0)) off();
-    if (this.#resyncTimer) this.#clock.clearTimeout(this.#resyncTimer);
-    this.#resyncTimer = undefined;
-    for (const timer of this.#retryTimers.values()) this.#clock.clearTimeout(timer);
-    this.#retryTimers.clear();
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#lifecycle.start(signal);
   }
 
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.stop();
+  stop(): Promise<void> {
+    return this.#lifecycle.stop();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
   }
 
   wake(): void {
-    if (this.#state !== 'running' || this.#wakeScheduled) return;
-    this.#wakeScheduled = true;
-    // Coalesce a burst of changes (a directory walk, a re-created socket) into one pass.
-    setImmediate(() => {
-      this.#wakeScheduled = false;
-      this.reconcile();
-    });
+    if (!this.#running) return;
+    this.#fullPassWanted = true;
+    this.#scheduleFlush();
   }
 
   refusals(): ReadonlyMap<string, Refusal> {
@@ -141,79 +161,127 @@ class EventDrivenReconciler implements Reconciler {
   }
 
   reconcile(): void {
-    if (this.#state !== 'running') return;
+    if (!this.#running) return;
+    this.#fullPassWanted = false;
+    this.#dirty.clear();
     this.#scheduleResync();
     const desired = new Map<string, PluginInfo>();
     for (const plugin of this.#dsw.getPluginsToRegister()) desired.set(plugin.socketPath, plugin);
+    const registered = new Map<string, PluginInfo>();
+    for (const plugin of this.#asw.getRegisteredPlugins()) registered.set(plugin.socketPath, plugin);
 
     // Unregistrations first: gone from the desired state, or replaced by a new generation.
-    for (const registered of this.#asw.getRegisteredPlugins()) {
-      const wanted = desired.get(registered.socketPath);
-      if (wanted !== undefined && wanted.uuid === registered.uuid) continue;
-      this.#attempt(registered.socketPath, 'unregister', () =>
-        this.#executor.unregisterPlugin(registered, this.#asw),
-      );
+    for (const actual of registered.values()) {
+      const wanted = desired.get(actual.socketPath);
+      if (wanted === undefined || wanted.uuid !== actual.uuid) this.#unregister(actual);
     }
-
     for (const wanted of desired.values()) {
-      if (this.#asw.pluginExistsWithCorrectUUID(wanted)) continue;
-      if (this.#asw.pluginExists(wanted.socketPath)) {
-        // An older generation is still registered here; its unregister settles first and wakes us.
-        continue;
-      }
-      this.#attempt(wanted.socketPath, 'register', () =>
-        this.#executor.registerPlugin(
-          wanted.socketPath,
-          {
-            uuid: wanted.uuid,
-            timestamp: wanted.timestamp,
-            foundInDeprecatedDir: wanted.foundInDeprecatedDir,
-          },
-          this.#getHandler,
-          this.#asw,
-        ),
-      );
+      // Registered already, or an older generation is still registered here (its unregister settles first).
+      if (!this.#asw.pluginExists(wanted.socketPath)) this.#register(wanted);
     }
-
     // Forget refusals of sockets that are neither desired nor registered any more.
     for (const socketPath of this.#refusals.keys()) {
-      if (!desired.has(socketPath) && !this.#asw.pluginExists(socketPath)) this.#refusals.delete(socketPath);
+      if (!desired.has(socketPath) && !registered.has(socketPath)) this.#forget(socketPath);
     }
   }
 
-  #attempt(socketPath: string, operation: 'register' | 'unregister', start: () => void): void {
-    try {
-      start();
-      this.#refusals.delete(socketPath);
-      this.#logger.debug({ socketPath, operation }, `${operation} of ${socketPath} started`);
-    } catch (err) {
-      if (isBerthError(err, 'BERTH_OPERATION_PENDING') || isBerthError(err, 'BERTH_OPERATION_BACKOFF')) {
-        const refusal: Refusal = { operation, code: err.code, message: err.message, at: this.#clock.now() };
-        const retryAt = err.details.retryAt;
-        if (typeof retryAt === 'number') {
-          refusal.retryAt = retryAt;
-          this.#wakeAt(socketPath, retryAt + 1);
-        }
-        this.#refusals.set(socketPath, refusal);
-        // Expected; visible at debug level with the remaining backoff (kubernetes#138171).
-        this.#logger.debug(
-          {
-            socketPath,
-            operation,
-            code: err.code,
-            ...(refusal.retryAt === undefined ? {} : { remainingMs: refusal.retryAt - refusal.at }),
-          },
-          `${operation} of ${socketPath} skipped: ${err.message}`,
-        );
-      } else if (isBerthError(err, 'BERTH_SHUT_DOWN')) {
-        this.#logger.debug({ socketPath, operation }, `${operation} of ${socketPath} skipped: shutting down`);
-      } else {
-        this.#logger.error(
-          { socketPath, operation, err },
-          `${operation} of ${socketPath} failed to start: ${errorMessage(err)}`,
-        );
-      }
+  /** The work for one socket path; O(1) in the number of plugins. */
+  #reconcilePath(socketPath: string): void {
+    const wanted = this.#lookup(this.#dsw, socketPath);
+    const actual = this.#lookup(this.#asw, socketPath);
+    if (actual !== undefined) {
+      if (wanted !== undefined && wanted.uuid === actual.uuid) return;
+      this.#unregister(actual);
+      // The unregister takes the entry out of the actual state as it starts; the register
+      // attempt is then refused as pending (visible in refusals()) and retried when it settles.
+      if (wanted === undefined || this.#asw.pluginExists(socketPath)) return;
     }
+    if (wanted !== undefined) {
+      this.#register(wanted);
+      return;
+    }
+    this.#forget(socketPath);
+  }
+
+  #lookup(state: (DesiredStateOfWorld | ActualStateOfWorld) & Lookup, socketPath: string) {
+    if (state.get !== undefined) return state.get(socketPath);
+    const all = 'getPluginsToRegister' in state ? state.getPluginsToRegister() : state.getRegisteredPlugins();
+    return all.find((p) => p.socketPath === socketPath);
+  }
+
+  #register(wanted: PluginInfo): void {
+    const refusal = this.#executor.tryRegisterPlugin(
+      wanted.socketPath,
+      { uuid: wanted.uuid, timestamp: wanted.timestamp, foundInDeprecatedDir: wanted.foundInDeprecatedDir },
+      this.#getHandler,
+      this.#asw,
+    );
+    this.#record(wanted.socketPath, 'register', refusal);
+  }
+
+  #unregister(actual: PluginInfo): void {
+    this.#record(actual.socketPath, 'unregister', this.#executor.tryUnregisterPlugin(actual, this.#asw));
+  }
+
+  #record(socketPath: string, operation: 'register' | 'unregister', refusal: RunRefusal | undefined): void {
+    if (refusal === undefined) {
+      this.#refusals.delete(socketPath);
+      return;
+    }
+    if (refusal.code === 'BERTH_SHUT_DOWN') return;
+    const at = this.#clock.now();
+    let message: string | undefined;
+    const record: Refusal = {
+      operation,
+      code: refusal.code,
+      at,
+      get message() {
+        message ??= refusal.toError().message;
+        return message;
+      },
+    };
+    if (refusal.retryAt !== undefined) {
+      record.retryAt = refusal.retryAt;
+      this.#wakeAt(socketPath, refusal.retryAt + 1);
+    }
+    // Expected: visible in sockets() and refusals(), not logged per refusal (a storm refuses thousands).
+    this.#refusals.set(socketPath, record);
+  }
+
+  #forget(socketPath: string): void {
+    this.#refusals.delete(socketPath);
+    const timer = this.#retryTimers.get(socketPath);
+    if (timer !== undefined) {
+      this.#clock.clearTimeout(timer);
+      this.#retryTimers.delete(socketPath);
+    }
+  }
+
+  #touch(socketPath: string): void {
+    if (!this.#running) return;
+    this.#dirty.add(socketPath);
+    this.#scheduleFlush();
+  }
+
+  #scheduleFlush(): void {
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    // Coalesce a burst (a directory walk, many operations settling) into one turn.
+    setImmediate(() => {
+      this.#flushScheduled = false;
+      this.#flush();
+    });
+  }
+
+  #flush(): void {
+    if (!this.#running) return;
+    if (this.#fullPassWanted) {
+      this.reconcile();
+      return;
+    }
+    const paths = [...this.#dirty];
+    this.#dirty.clear();
+    for (const socketPath of paths) this.#reconcilePath(socketPath);
   }
 
   #onOperationSettled(event: OperationEvent): void {
@@ -232,7 +300,7 @@ class EventDrivenReconciler implements Reconciler {
       }
     }
     // Whatever settled may unblock work for its path (e.g. a register refused while an unregister ran).
-    this.wake();
+    this.#touch(event.socketPath);
   }
 
   #onHandlerAdded(type: string): void {
@@ -247,15 +315,15 @@ class EventDrivenReconciler implements Reconciler {
     this.wake();
   }
 
-  /** One timer per path, for the end of its backoff window. */
+  /** One timer per path, for the end of its backoff window: a waiting socket costs nothing until then. */
   #wakeAt(socketPath: string, at: number): void {
-    if (this.#state !== 'running') return;
+    if (!this.#running) return;
     const existing = this.#retryTimers.get(socketPath);
     if (existing) this.#clock.clearTimeout(existing);
     const timer = this.#clock.setTimeout(
       () => {
         if (this.#retryTimers.get(socketPath) === timer) this.#retryTimers.delete(socketPath);
-        this.wake();
+        this.#touch(socketPath);
       },
       Math.max(0, at - this.#clock.now()),
     );

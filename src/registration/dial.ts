@@ -24,9 +24,18 @@ import type {
 import { assertTimeout, callUnary } from './unary-call.js';
 import { registrationMethods, unixTarget } from './wire.js';
 
-/** Each dial gets its own subchannel, so closing it closes the socket connection. */
+/**
+ * Each dial gets its own subchannel, so closing it closes the socket connection.
+ * The reconnect backoff is short: a dial that lands between a server's bind()
+ * and listen() is refused once, and grpc-js's default (1 s, growing) would
+ * then keep a plugin that is listening a moment later waiting for a second.
+ * A socket that nobody will listen on is not retried by this at all: its
+ * refusal is confirmed by a plain connect and the dial fails at once.
+ */
 export const freshChannelOptions = {
   'grpc.use_local_subchannel_pool': 1,
+  'grpc.initial_reconnect_backoff_ms': 10,
+  'grpc.max_reconnect_backoff_ms': 100,
   // A plugin's GetInfo reply is a few hundred bytes; a huge one is refused by gRPC itself.
   'grpc.max_receive_message_length': PLUGIN_INFO_LIMITS.messageBytes,
 } as const;

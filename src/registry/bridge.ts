@@ -34,6 +34,14 @@ export interface RegistryBridge {
    * The bridge's own keys (endpoint, socketPath, versions) cannot be set.
    */
   recordFacts(instance: InstanceRef, facts: Readonly<Record<string, string>>): void;
+  /** Instances restored from storage that no registration has confirmed or removed yet (copies). */
+  unconfirmed(): PluginInstanceInfo[];
+  /**
+   * Takes what the registry holds now, and this bridge did not register, as
+   * restored (unconfirmed). For a registry whose storage was started after the
+   * bridge was made; the constructor already takes what was there.
+   */
+  captureRestored(): void;
 }
 
 /** Option keys the bridge itself writes. */
@@ -46,20 +54,25 @@ export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBr
 
   // What the registry restored; an instance leaves this set once the plugin manager confirms it.
   const unconfirmed = new Map<string, PluginInstanceInfo>();
-  for (const type of registry.types()) {
-    for (const current of registry.listPlugins(type) ?? []) {
-      for (const info of registry.listInstances(type, current.name)) {
-        unconfirmed.set(key(info.type, info.name, info.allocId), info);
-      }
-    }
-  }
-
   // Facts recorded before the instance's registration reached the bridge, by instance key.
   const pendingFacts = new Map<string, Record<string, string>>();
   // Instances this bridge registered (and has not deregistered) in this process.
   const live = new Set<string>();
+  const captureRestored = () => {
+    for (const type of registry.types()) {
+      for (const current of registry.listPlugins(type) ?? []) {
+        for (const info of registry.listInstances(type, current.name)) {
+          const id = key(info.type, info.name, info.allocId);
+          if (!live.has(id)) unconfirmed.set(id, info);
+        }
+      }
+    }
+  };
+  captureRestored();
 
   return {
+    captureRestored,
+
     recordFacts(instance, facts) {
       for (const [name, value] of Object.entries(facts)) {
         if (BRIDGE_KEYS.has(name) || typeof value !== 'string') {
@@ -125,6 +138,10 @@ export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBr
           }
         },
       };
+    },
+
+    unconfirmed() {
+      return [...unconfirmed.values()].map((info) => ({ ...info }));
     },
 
     async reconcileRestored(liveSocketPaths) {

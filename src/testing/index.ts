@@ -29,6 +29,7 @@ export {
   type SecretsToAttach,
   secret,
 } from './object-fixtures.js';
+export { type FarmSocketStats, type PluginFarm, startPluginFarm } from './plugin-farm.js';
 export { type RecordedCall, RecordingHandler, type RecordingHandlerBehaviour } from './recording-handler.js';
 export { createRecordingLogger, type LogRecord } from './recording-logger.js';
 export { type InstrumentedStorage, instrumented, nodePlugin } from './registry-fixtures.js';

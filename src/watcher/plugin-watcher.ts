@@ -328,7 +328,9 @@ export class PluginWatcher implements AsyncDisposable {
       case 'missing':
         // Deleted or renamed away; for a directory, everything below it went too.
         this.#log.debug({ path }, 'path is gone');
-        this.#forgetWithin(root, path, 'removed');
+        // A known socket is a leaf: forget just it (O(1)), so removing N sockets costs O(N), not O(N²).
+        if (this.#known.get(path)?.root === root) this.#forget(path, 'removed');
+        else this.#forgetWithin(root, path, 'removed');
         return;
       case 'other':
         if (this.#known.has(path)) this.#forget(path, 'no longer a socket');

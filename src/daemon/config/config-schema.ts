@@ -139,6 +139,8 @@ export const configFileSchema = z.strictObject({
       period: positiveDuration.optional(),
       timeout: positiveDuration.optional(),
       failureThreshold: positiveInt.optional(),
+      /** Keepalive pings sent per period at most, round-robin over registered plugins. */
+      pingsPerPeriod: positiveInt.optional(),
     })
     .optional(),
   registry: z.strictObject({ subscriberQueueSize: positiveInt.optional() }).optional(),

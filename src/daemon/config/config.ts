@@ -41,7 +41,7 @@ export interface DaemonConfig {
   resyncPeriodMs: number;
   rescanIntervalMs: number;
   timeouts: { dialMs: number; getInfoMs: number; notifyMs: number };
-  liveness: { periodMs: number; timeoutMs: number; failureThreshold: number } | false;
+  liveness: { periodMs: number; timeoutMs: number; failureThreshold: number; pingsPerPeriod: number } | false;
   registry: { subscriberQueueSize: number };
   objects: { source: ObjectSourceConfig; strategy: ObjectStrategy; ttlMs: number };
   shutdownTimeoutMs: number;
@@ -255,6 +255,7 @@ export function resolveDaemonConfig(
             periodMs: liveness.period ?? DEFAULTS.livenessPeriodMs,
             timeoutMs: liveness.timeout ?? DEFAULTS.livenessTimeoutMs,
             failureThreshold: liveness.failureThreshold ?? DEFAULTS.livenessFailureThreshold,
+            pingsPerPeriod: liveness.pingsPerPeriod ?? DEFAULTS.livenessPingsPerPeriod,
           }
         : false,
     registry: { subscriberQueueSize: file.registry?.subscriberQueueSize ?? DEFAULTS.subscriberQueueSize },

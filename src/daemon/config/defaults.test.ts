@@ -29,6 +29,7 @@ const PAIRS: Array<[unknown, unknown, string]> = [
   [DEFAULTS.livenessPeriodMs, DEFAULT_LIVENESS.periodMs, 'liveness period'],
   [DEFAULTS.livenessTimeoutMs, DEFAULT_LIVENESS.timeoutMs, 'liveness timeout'],
   [DEFAULTS.livenessFailureThreshold, DEFAULT_LIVENESS.failureThreshold, 'liveness failure threshold'],
+  [DEFAULTS.livenessPingsPerPeriod, DEFAULT_LIVENESS.pingsPerPeriod, 'liveness pings per period'],
   [DEFAULTS.objectStrategy, DEFAULT_CHANGE_DETECTION_STRATEGY, 'object change-detection strategy'],
   [DEFAULTS.objectTtlMs, DEFAULT_OBJECT_TTL_MS, 'object TTL (Cache strategy)'],
 ];

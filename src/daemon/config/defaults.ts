@@ -20,6 +20,7 @@ export const DEFAULTS = {
   livenessPeriodMs: 10_000,
   livenessTimeoutMs: 5_000,
   livenessFailureThreshold: 3,
+  livenessPingsPerPeriod: 1_000,
   subscriberQueueSize: 1024,
   objectStrategy: DEFAULT_CHANGE_DETECTION_STRATEGY,
   objectTtlMs: DEFAULT_OBJECT_TTL_MS,

@@ -1,19 +1,24 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FakeClock, settle } from '../testing/index.js';
-import type { SocketStatus } from './api/api-types.js';
-import { waitForRestoredSockets } from './restore-settle.js';
+import { type SettleState, waitForRestoredSockets } from './restore-settle.js';
+
+interface SocketStatus {
+  socketPath: string;
+  state: SettleState;
+  attempts: number;
+}
 
 function harness(initial: SocketStatus[]) {
   let sockets = initial;
-  const listeners = new Set<() => void>();
+  const listeners = new Set<(socketPath: string) => void>();
   return {
     set(next: SocketStatus[]) {
       sockets = next;
-      for (const l of listeners) l();
+      for (const s of next) for (const l of [...listeners]) l(s.socketPath);
     },
-    sockets: () => sockets,
-    onChange(listener: () => void) {
+    state: (socketPath: string) => sockets.find((s) => s.socketPath === socketPath)?.state,
+    onChange(listener: (socketPath: string) => void) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },

@@ -1,0 +1,124 @@
+/**
+ * One registrar under test in its own process, so its CPU time, peak RSS and
+ * event-loop delay are its own: `berth` (createPluginNode over SQLite, as the
+ * daemon composes it) or `bare` (bare-registrar.ts). Driven over IPC by
+ * bench/scale.ts; every reply carries the runner's wall clock.
+ *
+ *   node scale-runner.js <berth|bare> <pluginsDir> <dataDir>
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { createPluginNode, type PluginNode } from '../../src/plugin-node/index.js';
+import { createMemoryStorage, createSqliteStorage, type SqliteStorage } from '../../src/storage/index.js';
+import { type BareRegistrar, startBareRegistrar } from './bare-registrar.js';
+
+const [mode, pluginsDir, dataDir] = process.argv.slice(2) as [string, string, string];
+const now = () => performance.timeOrigin + performance.now();
+mkdirSync(pluginsDir, { recursive: true });
+
+let count = 0;
+const waiters = new Set<() => void>();
+const setCount = (n: number) => {
+  count = n;
+  for (const wake of [...waiters]) wake();
+};
+
+let node: PluginNode | undefined;
+let storage: SqliteStorage | undefined;
+let bare: BareRegistrar | undefined;
+const eld = monitorEventLoopDelay({ resolution: 5 });
+let cpuAtBegin = process.cpuUsage();
+let beganAt = now();
+
+async function start(): Promise<{ startedAt: number; readyAt: number }> {
+  const startedAt = now();
+  if (mode === 'berth') {
+    // BENCH_SCALE_STORAGE=memory|none isolates the pipeline from the storage's write cost.
+    const kind = process.env.BENCH_SCALE_STORAGE ?? 'sqlite';
+    if (kind === 'sqlite') storage = createSqliteStorage({ path: join(dataDir, 'state.db') });
+    let registered = 0;
+    node = createPluginNode({
+      pluginsDir,
+      ...(kind === 'none' ? {} : { storage: storage ?? createMemoryStorage() }),
+      handlers: { BenchPlugin: (registry) => registry },
+      onEvent: (event) => {
+        if (event.type === 'registered') setCount(++registered);
+        else if (event.type === 'deregistered') setCount(--registered);
+      },
+    });
+    await node.start();
+  } else {
+    bare = await startBareRegistrar(pluginsDir);
+    bare.onChange(setCount);
+  }
+  return { startedAt, readyAt: now() };
+}
+
+/** Resolves with the wall time at which `count` first equals `target`. */
+function waitCount(target: number, timeoutMs: number): Promise<{ at: number; count: number }> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (count !== target) return false;
+      waiters.delete(check);
+      clearTimeout(timer);
+      resolve({ at: now(), count });
+      return true;
+    };
+    const timer = setTimeout(() => {
+      waiters.delete(check);
+      reject(new Error(`${mode}: count ${count}, wanted ${target}, after ${timeoutMs} ms`));
+    }, timeoutMs);
+    if (!check()) waiters.add(check);
+  });
+}
+
+type Command =
+  | { id: number; op: 'start' }
+  | { id: number; op: 'begin' }
+  | { id: number; op: 'end' }
+  | { id: number; op: 'waitCount'; target: number; timeoutMs: number }
+  | { id: number; op: 'stop' };
+
+async function run(command: Command): Promise<unknown> {
+  switch (command.op) {
+    case 'start':
+      return start();
+    case 'begin':
+      eld.reset();
+      eld.enable();
+      cpuAtBegin = process.cpuUsage();
+      beganAt = now();
+      return { at: beganAt };
+    case 'end': {
+      eld.disable();
+      const cpu = process.cpuUsage(cpuAtBegin);
+      return {
+        at: now(),
+        windowMs: now() - beganAt,
+        cpuMs: (cpu.user + cpu.system) / 1000,
+        peakRssBytes: process.resourceUsage().maxRSS * 1024,
+        rssBytes: process.memoryUsage().rss,
+        eldP99Ms: eld.percentile(99) / 1e6,
+        eldMaxMs: eld.max / 1e6,
+        count,
+      };
+    }
+    case 'waitCount':
+      return waitCount(command.target, command.timeoutMs);
+    case 'stop':
+      await node?.stop();
+      await storage?.stop();
+      bare?.close();
+      return {};
+  }
+}
+
+process.on('message', (command: Command) => {
+  run(command).then(
+    (result) => process.send?.({ id: command.id, ok: true, result }),
+    (err: unknown) => process.send?.({ id: command.id, ok: false, error: String(err) }),
+  );
+});
+process.on('disconnect', () => process.exit(0));
+process.send?.({ id: 0, ok: true, result: 'ready' });

@@ -1,0 +1,331 @@
+/**
+ * Scale: berth against plugins served by a separate process (the plugin
+ * farm), with a bare registrar as the floor, each registrar in its own
+ * process so CPU, peak RSS and event-loop delay are its own. Issue 8's six
+ * measurements; interleaved rounds (bare, berth, bare, berth, ...).
+ *
+ * BENCH_QUICK=1: one round, fewer latency samples, 10 s steady window.
+ * BENCH_STEADY_MS overrides the steady-state window (default 60 s, quick 10 s).
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type PluginFarm, startPluginFarm } from '../src/testing/index.js';
+import { type IpcChild, startIpcChild } from './lib/ipc-child.js';
+import { type BenchSection, type BenchTable, LATENCY_COLUMNS, latencyRow } from './lib/report.js';
+import { formatMs, summarize } from './lib/stats.js';
+import { makeTempDir } from './lib/timing.js';
+
+const QUICK = process.env.BENCH_QUICK === '1';
+/** BENCH_SCALE_ONLY=storms runs only the storm table (for profiling). */
+const ONLY = process.env.BENCH_SCALE_ONLY;
+const ROUNDS = QUICK ? 1 : 3;
+const LATENCY_SAMPLES = QUICK ? 40 : 200;
+const STEADY_MS = Number(process.env.BENCH_STEADY_MS ?? (QUICK ? 10_000 : 60_000));
+/** The storm sizes (BENCH_SCALE_SIZES=1000,5000); the last one also gets the steady-state window. */
+const SIZES = (process.env.BENCH_SCALE_SIZES ?? '1000,5000').split(',').map(Number);
+const STARTUP_N = Number(process.env.BENCH_SCALE_STARTUP ?? 1000);
+const LATENCY_REGISTERED = Number(process.env.BENCH_SCALE_REGISTERED ?? 1000);
+const RUNNER = fileURLToPath(new URL('./lib/scale-runner.js', import.meta.url));
+type Mode = 'bare' | 'berth';
+const MODES: Mode[] = ['bare', 'berth'];
+
+interface EndReport {
+  at: number;
+  windowMs: number;
+  cpuMs: number;
+  peakRssBytes: number;
+  rssBytes: number;
+  eldP99Ms: number;
+  eldMaxMs: number;
+  count: number;
+}
+
+interface Trial {
+  dir: { path: string; remove(): void };
+  pluginsDir: string;
+  farm: PluginFarm;
+  runner: IpcChild;
+}
+
+async function openTrial(
+  mode: Mode,
+  prepare?: (farm: PluginFarm, pluginsDir: string) => Promise<void>,
+): Promise<Trial> {
+  const dir = makeTempDir('berth-scale-');
+  const pluginsDir = join(dir.path, 'plugins');
+  mkdirSync(pluginsDir, { recursive: true });
+  const farm = await startPluginFarm();
+  await prepare?.(farm, pluginsDir);
+  const runner = await startIpcChild(RUNNER, [mode, pluginsDir, dir.path]);
+  return { dir, pluginsDir, farm, runner };
+}
+
+async function closeTrial(trial: Trial): Promise<void> {
+  await trial.runner.call('stop').catch(() => {});
+  await trial.runner.stop();
+  await trial.farm.stop();
+  trial.dir.remove();
+}
+
+const names = (dir: string, prefix: string, n: number) =>
+  Array.from({ length: n }, (_, i) => join(dir, `${prefix}${String(i).padStart(5, '0')}.sock`));
+
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+const median = (xs: number[]) => summarize(xs).p50;
+const range = (xs: number[], f: (x: number) => string) =>
+  xs.length === 1 ? f(xs[0] as number) : `${f(median(xs))} (${f(Math.min(...xs))}–${f(Math.max(...xs))})`;
+
+interface StormResult {
+  timeMs: number;
+  getInfoPerPlugin: number;
+  duplicateNotifies: number;
+  cpuMs: number;
+  peakRssBytes: number;
+  eldP99Ms: number;
+  eldMaxMs: number;
+  steady?: { cpuShare: number; rssBytes: number };
+}
+
+async function storm(mode: Mode, n: number, staleFraction: number, steady: boolean): Promise<StormResult> {
+  const trial = await openTrial(mode);
+  try {
+    await trial.runner.call('start');
+    const live = names(trial.pluginsDir, 'p', n);
+    const stale = names(trial.pluginsDir, 's', Math.round(n * staleFraction));
+    await trial.runner.call('begin');
+    // Stale files appear with the storm (bound, never listening), mixed in.
+    if (stale.length > 0) await trial.farm.stale(stale);
+    const readyAt = await trial.farm.serve(live);
+    await trial.runner.call('waitCount', { target: n, timeoutMs: 600_000 });
+    const end = await trial.runner.call<EndReport>('end');
+    const { sockets } = await trial.farm.stats();
+    const first = Math.min(...readyAt);
+    const last = Math.max(...sockets.map((s) => s.firstNotifyTrueAt));
+    const result: StormResult = {
+      timeMs: last - first,
+      getInfoPerPlugin: sockets.reduce((sum, s) => sum + s.getInfo, 0) / n,
+      duplicateNotifies: sockets.filter((s) => s.notifyTrue > 1).length,
+      cpuMs: end.cpuMs,
+      peakRssBytes: end.peakRssBytes,
+      eldP99Ms: end.eldP99Ms,
+      eldMaxMs: end.eldMaxMs,
+    };
+    if (steady) {
+      await trial.runner.call('begin');
+      await new Promise((resolve) => setTimeout(resolve, STEADY_MS));
+      const idle = await trial.runner.call<EndReport>('end');
+      result.steady = { cpuShare: idle.cpuMs / idle.windowMs, rssBytes: idle.rssBytes };
+    }
+    return result;
+  } finally {
+    await closeTrial(trial);
+  }
+}
+
+interface StartupResult {
+  startMs: number;
+  peakRssBytes: number;
+  duplicateNotifies: number;
+  removeMs: number;
+}
+
+async function startupAndRemoval(mode: Mode, n: number): Promise<StartupResult> {
+  let present: string[] = [];
+  const trial = await openTrial(mode, async (farm, pluginsDir) => {
+    present = names(pluginsDir, 'p', n);
+    await farm.serve(present);
+  });
+  try {
+    const started = await trial.runner.call<{ startedAt: number }>('start');
+    const all = await trial.runner.call<{ at: number }>('waitCount', { target: n, timeoutMs: 600_000 });
+    const end = await trial.runner.call<EndReport>('end');
+    const { sockets } = await trial.farm.stats();
+    const removeAt = await trial.farm.clock();
+    await trial.farm.remove(present);
+    const gone = await trial.runner.call<{ at: number }>('waitCount', { target: 0, timeoutMs: 600_000 });
+    return {
+      startMs: all.at - started.startedAt,
+      peakRssBytes: end.peakRssBytes,
+      duplicateNotifies: sockets.filter((s) => s.notifyTrue > 1).length,
+      removeMs: gone.at - removeAt,
+    };
+  } finally {
+    await closeTrial(trial);
+  }
+}
+
+async function latency(registered: number): Promise<Record<Mode, { gap0: number[]; gap20: number[] }>> {
+  const trials = {} as Record<Mode, Trial>;
+  const out = { bare: { gap0: [], gap20: [] }, berth: { gap0: [], gap20: [] } } as Record<
+    Mode,
+    { gap0: number[]; gap20: number[] }
+  >;
+  try {
+    for (const mode of MODES) {
+      trials[mode] = await openTrial(mode);
+      await trials[mode].runner.call('start');
+      if (registered > 0) {
+        await trials[mode].farm.serve(names(trials[mode].pluginsDir, 'r', registered));
+        await trials[mode].runner.call('waitCount', { target: registered, timeoutMs: 600_000 });
+      }
+    }
+    for (let i = 0; i < LATENCY_SAMPLES; i++) {
+      for (const gap of [0, 20] as const) {
+        for (const mode of MODES) {
+          const trial = trials[mode];
+          const path = join(trial.pluginsDir, `n${gap}-${String(i).padStart(5, '0')}.sock`);
+          await trial.farm.serve([path], { gapMs: gap });
+          const { readyAt, notifiedAt } = await trial.farm.notified(path);
+          (gap === 0 ? out[mode].gap0 : out[mode].gap20).push(Math.max(0, notifiedAt - readyAt));
+        }
+      }
+    }
+    return out;
+  } finally {
+    for (const trial of Object.values(trials)) await closeTrial(trial);
+  }
+}
+
+export async function scaleBenchmark(): Promise<BenchSection> {
+  const tables: BenchTable[] = [];
+  const notes: string[] = [];
+
+  // (1) One new plugin: ready (listening) -> Notify(true), with 0 and 1,000 registered.
+  for (const registered of ONLY === 'storms' ? [] : [0, LATENCY_REGISTERED]) {
+    const samples = await latency(registered);
+    const base0 = summarize(samples.bare.gap0);
+    const base20 = summarize(samples.bare.gap20);
+    tables.push({
+      caption: `New plugin, listening → Notify(true), ${registered} already registered; baseline = bare registrar`,
+      columns: LATENCY_COLUMNS,
+      rows: [
+        latencyRow('bare registrar', base0),
+        latencyRow('berth', summarize(samples.berth.gap0), base0),
+        latencyRow('bare registrar, bind → 20 ms → listen', base20),
+        latencyRow('berth, bind → 20 ms → listen', summarize(samples.berth.gap20), base20),
+      ],
+    });
+  }
+
+  // (2) + (5) + (6) Storms.
+  const stormRows: string[][] = [];
+  let steadyRow: string[] | undefined;
+  for (const n of SIZES) {
+    for (const staleFraction of (process.env.BENCH_SCALE_STALE ?? '0,0.1').split(',').map(Number)) {
+      const results: Record<Mode, StormResult[]> = { bare: [], berth: [] };
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const mode of MODES) {
+          const steady = mode === 'berth' && n === SIZES.at(-1) && staleFraction === 0 && round === 0;
+          results[mode].push(await storm(mode, n, staleFraction, steady));
+        }
+      }
+      const floor = median(results.bare.map((r) => r.timeMs));
+      for (const mode of MODES) {
+        const rs = results[mode];
+        stormRows.push([
+          `${mode} ${n}${staleFraction > 0 ? ` + ${Math.round(n * staleFraction)} stale` : ''}`,
+          range(
+            rs.map((r) => r.timeMs),
+            sec,
+          ),
+          mode === 'bare' ? '1×' : `${(median(rs.map((r) => r.timeMs)) / floor).toFixed(2)}×`,
+          median(rs.map((r) => r.getInfoPerPlugin)).toFixed(2),
+          String(Math.max(...rs.map((r) => r.duplicateNotifies))),
+          range(
+            rs.map((r) => r.cpuMs),
+            sec,
+          ),
+          range(
+            rs.map((r) => r.peakRssBytes),
+            mib,
+          ),
+          `${formatMs(median(rs.map((r) => r.eldP99Ms)))} / ${formatMs(Math.max(...rs.map((r) => r.eldMaxMs)))}`,
+        ]);
+        const steady = rs.find((r) => r.steady)?.steady;
+        if (steady) {
+          steadyRow = [
+            `berth, ${n} registered`,
+            `${(STEADY_MS / 1000).toFixed(0)} s`,
+            `${(steady.cpuShare * 100).toFixed(2)}%`,
+            mib(steady.rssBytes),
+          ];
+        }
+      }
+    }
+  }
+  tables.push({
+    caption:
+      (process.env.BENCH_SCALE_STORAGE ? `[storage: ${process.env.BENCH_SCALE_STORAGE}] ` : '') +
+      'Storms: N sockets appear at once (+10% stale files, bound and never listening, created with the storm); ' +
+      'time from the first socket listening to the last Notify(true); floor = bare registrar',
+    columns: [
+      'case',
+      'time to all registered',
+      'vs floor',
+      'GetInfo / plugin',
+      'plugins told twice',
+      'CPU',
+      'peak RSS',
+      'event-loop delay p99 / max',
+    ],
+    rows: stormRows,
+  });
+  if (steadyRow) {
+    tables.push({
+      caption: `Steady state after the ${SIZES.at(-1)} storm: CPU share of one core over the window, RSS at its end`,
+      columns: ['case', 'window', 'CPU', 'RSS'],
+      rows: [steadyRow],
+    });
+  }
+
+  // (3) + (4) Start-up with 1,000 present, then all removed at once.
+  const startRows: string[][] = [];
+  const startResults: Record<Mode, StartupResult[]> = { bare: [], berth: [] };
+  for (let round = 0; round < (ONLY === 'storms' ? 0 : ROUNDS); round++) {
+    for (const mode of MODES) startResults[mode].push(await startupAndRemoval(mode, STARTUP_N));
+  }
+  for (const mode of MODES) {
+    const rs = startResults[mode];
+    if (rs.length === 0) continue;
+    startRows.push([
+      mode,
+      range(
+        rs.map((r) => r.startMs),
+        sec,
+      ),
+      range(
+        rs.map((r) => r.peakRssBytes),
+        mib,
+      ),
+      String(Math.max(...rs.map((r) => r.duplicateNotifies))),
+      range(
+        rs.map((r) => r.removeMs),
+        sec,
+      ),
+    ]);
+  }
+  tables.push({
+    caption: `Start with ${STARTUP_N} sockets present (berth: createPluginNode over SQLite, as the daemon), until all are listed; then all removed at once, until all are deregistered`,
+    columns: ['case', 'start → all listed', 'peak RSS', 'plugins told twice', 'removed → all deregistered'],
+    rows: startRows,
+  });
+
+  notes.push(
+    `Rounds per storm/start-up case: ${ROUNDS} (median, with the range); latency samples per case: ${LATENCY_SAMPLES}.`,
+    "berth here is createPluginNode over SQLite with default options (liveness on), the daemon's core; " +
+      'GetInfo / plugin counts every GetInfo the farm answered, liveness probes included.',
+    'The machine was shared with other work while this ran: absolute times are noisy; compare rows of one run.',
+  );
+  return {
+    title: 'Scale: storms, start-up, removal, steady state, latency (plugins in a separate process)',
+    method:
+      'A plugin farm child process serves every socket (a hand-written HTTP/2 gRPC server per socket that ' +
+      'binds, then listens, and counts GetInfo and Notify). The registrar under test runs in its own child ' +
+      'process (CPU, peak RSS, event-loop delay are its own): berth, or the bare registrar floor (watch the ' +
+      'directory, handshake every socket with 64 in parallel, nothing else). Cases interleave bare and berth.',
+    tables,
+    notes,
+  };
+}

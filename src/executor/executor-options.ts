@@ -1,0 +1,64 @@
+import type { BackoffPolicy } from '../common/index.js';
+
+/** Deadlines of one register attempt (kubelet: 10 s dial, 1 s GetInfo, 5 s Notify). */
+export interface ExecutorTimeouts {
+  dialMs: number;
+  getInfoMs: number;
+  notifyMs: number;
+}
+
+/**
+ * How a socket whose listener is about to exist is retried. C-core gRPC,
+ * grpc-js and Go all bind() before they listen(), so a socket file younger
+ * than `ageMs` that refuses the connection is most likely a server between
+ * the two calls: it is redialled after each of `delaysMs` (while still young)
+ * inside the same attempt, instead of entering the 500 ms → 122 s backoff.
+ * The dial slot is given back while waiting, so such a socket delays nobody.
+ */
+export interface YoungSocketRetry {
+  /** A socket file (by its ctime) younger than this counts as "about to listen". */
+  ageMs: number;
+  /** Waits between redials; the attempt fails normally once the list or the age runs out. */
+  delaysMs: readonly number[];
+}
+
+/** The executor's defaults, in one place (the daemon's config schema imports them). */
+export const DEFAULT_EXECUTOR_TIMEOUTS: Readonly<ExecutorTimeouts> = Object.freeze({
+  dialMs: 10_000,
+  getInfoMs: 1_000,
+  notifyMs: 5_000,
+});
+
+/** The kubelet's goroutinemap backoff: 500 ms doubling to 2m2s. */
+export const DEFAULT_EXECUTOR_BACKOFF: Readonly<BackoffPolicy> = Object.freeze({
+  initialMs: 500,
+  maxMs: 2 * 60_000 + 2_000,
+  factor: 2,
+});
+
+/** Dials and handshakes in flight at once; a storm queues (FIFO) behind this bound. */
+export const DEFAULT_MAX_CONCURRENT_REGISTRATIONS = 64;
+
+/**
+ * Dense at first (a bind -> listen gap is usually a few milliseconds), then
+ * sparser: 2, 3, then 5 ms to 50 ms, 10 ms to 150 ms, 25 ms to 250 ms, and
+ * 50 ms to about a second. A redial while refusing is one plain connect().
+ */
+export const DEFAULT_YOUNG_SOCKET_RETRY: Readonly<YoungSocketRetry> = Object.freeze({
+  ageMs: 1_000,
+  delaysMs: Object.freeze([
+    2,
+    3,
+    ...Array<number>(9).fill(5),
+    ...Array<number>(10).fill(10),
+    ...Array<number>(4).fill(25),
+    ...Array<number>(16).fill(50),
+  ]),
+});
+
+export const DEFAULT_EXECUTOR_OPTIONS = Object.freeze({
+  timeouts: DEFAULT_EXECUTOR_TIMEOUTS,
+  backoff: DEFAULT_EXECUTOR_BACKOFF,
+  maxConcurrentRegistrations: DEFAULT_MAX_CONCURRENT_REGISTRATIONS,
+  youngSocketRetry: DEFAULT_YOUNG_SOCKET_RETRY,
+});

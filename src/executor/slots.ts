@@ -1,0 +1,74 @@
+import { abortedError } from '../common/index.js';
+
+/**
+ * A counting semaphore with a FIFO queue: at most `size` holders at once, and
+ * waiters are served in arrival order, so a storm of sockets queues fairly
+ * instead of thrashing. Acquire and release are O(1).
+ */
+export class Slots {
+  readonly size: number;
+  #held = 0;
+  // A queue as an array with a moving head: shift() is O(n) on large arrays.
+  #queue: Array<Waiter | undefined> = [];
+  #head = 0;
+
+  constructor(size: number) {
+    this.size = size;
+  }
+
+  get held(): number {
+    return this.#held;
+  }
+
+  /** Waiters queued (an aborted one counts until release() skips it). */
+  get waiting(): number {
+    return this.#queue.length - this.#head;
+  }
+
+  /** Resolves once a slot is held; rejects (holding nothing) when `signal` aborts first. */
+  acquire(signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(abortedError(signal, 'waiting for a dial slot'));
+    if (this.#held < this.size) {
+      this.#held += 1;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = {
+        cancelled: false,
+        grant: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+      };
+      const onAbort = () => {
+        // Left in the queue as a hole; release() skips it.
+        waiter.cancelled = true;
+        reject(abortedError(signal, 'waiting for a dial slot'));
+      };
+      this.#queue.push(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  release(): void {
+    while (this.#head < this.#queue.length) {
+      const next = this.#queue[this.#head];
+      this.#queue[this.#head] = undefined;
+      this.#head += 1;
+      if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
+        this.#queue = this.#queue.slice(this.#head);
+        this.#head = 0;
+      }
+      if (next !== undefined && !next.cancelled) {
+        next.grant(); // the slot passes straight to the next waiter
+        return;
+      }
+    }
+    this.#held -= 1;
+  }
+}
+
+interface Waiter {
+  cancelled: boolean;
+  grant: () => void;
+}

@@ -1,0 +1,45 @@
+import type { PluginEvent } from '../common/index.js';
+import { DEFAULT_EXECUTOR_TIMEOUTS } from '../executor/index.js';
+import type { PluginHandler } from '../handlers/index.js';
+import type { PluginManagerOptions } from '../plugin-manager/index.js';
+import type { PluginDispenser, RegistryOptions } from '../registry/index.js';
+import type { RegistryStorage } from '../storage/index.js';
+
+/**
+ * Makes the handler for one plugin type, given the handler that records the
+ * plugin in the registry (validate first, then delegate to it).
+ */
+export type HandlerFactory = (registry: PluginHandler) => PluginHandler;
+
+export interface PluginNodeOptions
+  extends Omit<PluginManagerOptions, 'onEvent' | 'onRegistered' | 'onDeregistered'> {
+  /** Where the registry persists itself (and is restored from). Default: nothing persisted. */
+  storage?: RegistryStorage;
+  /** Handlers by plugin type; each gets the registry's handler to delegate to. More via addHandler(). */
+  handlers?: Record<string, HandlerFactory>;
+  /** Dispensers by plugin type (see RegistryOptions). */
+  dispensers?: Record<string, PluginDispenser>;
+  defaultDispenser?: PluginDispenser;
+  /** Per-subscriber queue bound of the registry. Default: unbounded. */
+  subscriberQueueSize?: number;
+  /**
+   * Every event: the plugin manager's (discovered, socket-removed, failed) and
+   * the registry's (registered, updated, deregistered, storage-error).
+   */
+  onEvent?: (event: PluginEvent) => void;
+  /**
+   * At start, how long to wait for restored plugins whose socket is still
+   * there to settle before dropping the unconfirmed ones. Default: one full
+   * register attempt (dial + GetInfo + Notify deadlines).
+   */
+  restoreSettleTimeoutMs?: number;
+}
+
+export const DEFAULT_RESTORE_SETTLE_TIMEOUT_MS =
+  DEFAULT_EXECUTOR_TIMEOUTS.dialMs + DEFAULT_EXECUTOR_TIMEOUTS.getInfoMs + DEFAULT_EXECUTOR_TIMEOUTS.notifyMs;
+
+/** The registry options the node passes through. */
+export type NodeRegistryOptions = Pick<
+  RegistryOptions,
+  'storage' | 'dispensers' | 'defaultDispenser' | 'subscriberQueueSize'
+>;

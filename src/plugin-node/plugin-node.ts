@@ -1,0 +1,179 @@
+import {
+  BerthError,
+  type Lifecycle,
+  LifecycleController,
+  type LifecycleState,
+  type PluginEvent,
+  type PluginInstanceInfo,
+  silentLogger,
+  systemClock,
+} from '../common/index.js';
+import type { InstanceRef, PluginHandler } from '../handlers/index.js';
+import { createPluginManager, type PluginManager } from '../plugin-manager/index.js';
+import {
+  createRegistry,
+  createRegistryBridge,
+  type Registry,
+  type RegistryBridge,
+} from '../registry/index.js';
+import { DEFAULT_RESTORE_SETTLE_TIMEOUT_MS, type PluginNodeOptions } from './plugin-node-options.js';
+import { waitForRestoredSockets } from './restore-settle.js';
+
+/** The plugin manager's own events; registry changes come from the registry itself. */
+const MANAGER_EVENTS = new Set<PluginEvent['type']>(['discovered', 'socket-removed', 'failed']);
+
+/**
+ * berth's core as a library, and the daemon's core: the plugin manager
+ * (watcher, reconciler, executor, liveness), the dynamic registry, the bridge
+ * between them, and restore settling, behind one lifecycle.
+ *
+ * Start: the plugin manager's first directory scan, then a wait until every
+ * restored plugin whose socket is still there has settled (confirmed by a
+ * fresh handshake, or failed), then the restored instances nobody confirmed
+ * are dropped. So after a restart a live plugin keeps its registry entry with
+ * no deregistered/registered pair, and a plugin whose socket went while berth
+ * was down is removed after the first scan.
+ */
+export interface PluginNode extends Lifecycle {
+  readonly registry: Registry;
+  readonly manager: PluginManager;
+  /** Adds (or replaces) the handler of a type. */
+  addHandler(type: string, handler: PluginHandler): void;
+  /** The handler that records plugins of `type` in the registry (what a validating handler delegates to). */
+  registryHandler(type: string): PluginHandler;
+  /** Merges a handler's facts into a registry instance's options (see RegistryBridge.recordFacts). */
+  recordFacts(instance: InstanceRef, facts: Readonly<Record<string, string>>): void;
+  /** Restored instances dropped at the last start because their socket was gone or never answered. */
+  readonly droppedAtStart: readonly PluginInstanceInfo[];
+}
+
+export function createPluginNode(options: PluginNodeOptions): PluginNode {
+  return new BerthPluginNode(options);
+}
+
+class BerthPluginNode implements PluginNode {
+  readonly registry: Registry;
+  readonly manager: PluginManager;
+  droppedAtStart: readonly PluginInstanceInfo[] = [];
+  readonly #bridge: RegistryBridge;
+  readonly #options: PluginNodeOptions;
+  readonly #settled = new Set<(socketPath: string) => void>();
+  readonly #lifecycle: LifecycleController;
+
+  constructor(options: PluginNodeOptions) {
+    this.#options = options;
+    const clock = options.clock ?? systemClock;
+    const logger = options.logger ?? silentLogger;
+    const {
+      storage,
+      handlers,
+      dispensers,
+      defaultDispenser,
+      subscriberQueueSize,
+      onEvent,
+      restoreSettleTimeoutMs,
+      ...managerOptions
+    } = options;
+    if (
+      restoreSettleTimeoutMs !== undefined &&
+      !(Number.isFinite(restoreSettleTimeoutMs) && restoreSettleTimeoutMs > 0)
+    ) {
+      throw new BerthError(
+        'BERTH_INVALID_ARGUMENT',
+        `plugin node: restoreSettleTimeoutMs must be a positive number of milliseconds, got ${String(restoreSettleTimeoutMs)}`,
+      );
+    }
+    this.registry = createRegistry({
+      ...(storage === undefined ? {} : { storage }),
+      ...(dispensers === undefined ? {} : { dispensers }),
+      ...(defaultDispenser === undefined ? {} : { defaultDispenser }),
+      ...(subscriberQueueSize === undefined ? {} : { subscriberQueueSize }),
+      clock,
+      logger: logger.child({ component: 'registry' }),
+      ...(onEvent === undefined ? {} : { onEvent }),
+    });
+    this.#bridge = createRegistryBridge({
+      registry: this.registry,
+      logger: logger.child({ component: 'bridge' }),
+    });
+    const settled = (socketPath: string) => {
+      for (const listener of this.#settled) listener(socketPath);
+    };
+    this.manager = createPluginManager({
+      ...managerOptions,
+      clock,
+      logger,
+      onEvent: (event) => {
+        if (MANAGER_EVENTS.has(event.type)) onEvent?.(event);
+        if ('socketPath' in event) settled(event.socketPath);
+      },
+      onRegistered: (plugin) => settled(plugin.socketPath),
+    });
+    for (const [type, factory] of Object.entries(handlers ?? {})) {
+      this.manager.addHandler(type, factory(this.#bridge.handlerFor(type)));
+    }
+    this.#lifecycle = new LifecycleController({
+      onStart: (signal) => this.#start(signal),
+      onStop: async () => {
+        await this.manager.stop();
+        await this.registry.stop();
+      },
+    });
+  }
+
+  get state(): LifecycleState {
+    return this.#lifecycle.state;
+  }
+
+  addHandler(type: string, handler: PluginHandler): void {
+    this.manager.addHandler(type, handler);
+  }
+
+  registryHandler(type: string): PluginHandler {
+    return this.#bridge.handlerFor(type);
+  }
+
+  recordFacts(instance: InstanceRef, facts: Readonly<Record<string, string>>): void {
+    this.#bridge.recordFacts(instance, facts);
+  }
+
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#lifecycle.start(signal);
+  }
+
+  stop(): Promise<void> {
+    return this.#lifecycle.stop();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
+  }
+
+  async #start(signal: AbortSignal): Promise<void> {
+    // Restores from storage (a storage started by the caller was restored at construction).
+    await this.registry.start(signal);
+    this.#bridge.captureRestored();
+    const restored = new Set(this.#bridge.unconfirmed().map((info) => info.allocId));
+    await this.manager.start(signal);
+    // Restored instances are kept only if their plugin answers again.
+    await waitForRestoredSockets({
+      state: (socketPath) => this.manager.socket(socketPath)?.state,
+      restored,
+      onChange: (listener) => {
+        this.#settled.add(listener);
+        return () => this.#settled.delete(listener);
+      },
+      clock: this.#options.clock ?? systemClock,
+      timeoutMs: this.#options.restoreSettleTimeoutMs ?? DEFAULT_RESTORE_SETTLE_TIMEOUT_MS,
+      signal,
+    });
+    if (signal.aborted) return;
+    this.droppedAtStart = await this.#bridge.reconcileRestored(this.manager.liveSocketPaths());
+    if (this.droppedAtStart.length > 0) {
+      (this.#options.logger ?? silentLogger).info(
+        { removed: this.droppedAtStart.length },
+        'dropped restored plugins whose socket is gone',
+      );
+    }
+  }
+}
