@@ -11,6 +11,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { arch, cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { clusterBenchmark } from './cluster.js';
 import { devicesBenchmark } from './devices.js';
 import { handlersBenchmark } from './handlers.js';
 import { type Benchmark, type BenchSection, markdownTable, textTable } from './lib/report.js';
@@ -27,6 +28,8 @@ const BENCHMARKS: ReadonlyArray<{ id: string; run: Benchmark }> = [
   { id: 'startup', run: startupBenchmark },
   { id: 'handlers', run: handlersBenchmark },
   { id: 'scale', run: scaleBenchmark },
+  // Starts etcd and 100 writers (about a minute): in a full run only with BERTH_BENCH_CLUSTER=1, or by name.
+  { id: 'cluster', run: clusterBenchmark },
   { id: 'devices', run: devicesBenchmark },
 ];
 
@@ -110,7 +113,10 @@ async function main(): Promise<number> {
     );
     return 2;
   }
-  const selected = wanted.length === 0 ? BENCHMARKS : BENCHMARKS.filter((b) => wanted.includes(b.id));
+  const selected =
+    wanted.length === 0
+      ? BENCHMARKS.filter((b) => b.id !== 'cluster' || process.env.BERTH_BENCH_CLUSTER === '1')
+      : BENCHMARKS.filter((b) => wanted.includes(b.id));
   const root = repoRoot();
   const facts = machineFacts(root);
   console.log(facts.join('\n'));

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { berthVersion } from '../daemon/contract.js';
 import { EXIT_OK, EXIT_USAGE, errorLine, exitCodeFor } from './cli-error.js';
+import { clusterCommand } from './commands/cluster.js';
 import { csiCommand } from './commands/csi.js';
 import { devicesCommand } from './commands/devices.js';
 import { draCommand } from './commands/dra.js';
@@ -66,6 +67,7 @@ export function buildProgram(out: (text: string) => void = (text) => process.std
   objectsCommand(program);
   csiCommand(program);
   draCommand(program);
+  clusterCommand(program);
   examplePluginCommand(program);
   return program;
 }

@@ -56,6 +56,10 @@ export const ERROR_CODES = {
   BERTH_TOO_MANY_CLIENTS: 'The API connection or event-stream cap was reached; retry later.',
   BERTH_PLUGIN_INFO_INVALID:
     "A plugin's GetInfo reply broke a documented bound (size, count, UTF-8, control characters).",
+  BERTH_CLUSTER_NODE_CONFLICT:
+    'Another berth instance publishes the same cluster node name to etcd; this one does not publish.',
+  BERTH_CLUSTER_UNAVAILABLE: 'etcd could not be reached for the cluster view (publishing or reading).',
+  BERTH_CLUSTER_DISABLED: 'The cluster view is not configured on this daemon (no `cluster:` section).',
   BERTH_DEVICES_UNAVAILABLE:
     'A device allocation cannot be met: the resource is not registered, or too few of its devices are healthy and free.',
   BERTH_ALLOCATION_EXISTS: 'The workload already holds an allocation of that device resource.',

@@ -12,6 +12,7 @@ import { type ApiApp, createApiApp } from './api/api-server.js';
 import type { ApiBackend, SocketStatus } from './api/api-types.js';
 import { startingHandler, switchableHandler } from './api/starting-handler.js';
 import { createApiLimitMetrics, serveApi } from './api-exposure.js';
+import type { DaemonCluster } from './cluster-setup.js';
 import type { DaemonConfig } from './config/config.js';
 import { BUILTIN_HANDLER_TYPES } from './config/defaults.js';
 import { formatHostPort, type TcpAddress } from './config/listen-address.js';
@@ -81,6 +82,7 @@ export class Daemon implements AsyncDisposable {
   /** What the listeners serve: the starting handler, then the full API. */
   readonly #requests = switchableHandler(startingHandler());
   #apiAddress: ApiAddress | undefined;
+  #cluster: DaemonCluster | undefined;
 
   constructor(config: DaemonConfig, deps: DaemonDeps) {
     this.config = config;
@@ -225,6 +227,20 @@ export class Daemon implements AsyncDisposable {
     await node.start(this.#abort.signal);
     this.#stillStarting();
 
+    if (config.cluster) {
+      // Publishes the settled registry to etcd and reads the fleet; never waits for etcd.
+      const { startDaemonCluster } = await import('./cluster-setup.js');
+      this.#cluster = await startDaemonCluster(config.cluster, {
+        registry,
+        metrics: this.#metrics.registry,
+        clock,
+        logger,
+        version: this.#version,
+      });
+      if (this.#state !== 'starting') await this.#cluster.stop(); // a stop began meanwhile and missed it
+      this.#stillStarting();
+    }
+
     const objects = objectsModule.createObjectManagers({
       strategy: config.objects.strategy,
       source,
@@ -307,6 +323,7 @@ export class Daemon implements AsyncDisposable {
       readinessProblem: () => this.#readinessProblem(registry),
       csi: handlers.builtin.CSIPlugin,
       dra: handlers.builtin.DRAPlugin,
+      cluster: () => this.#cluster?.api,
       status: () =>
         buildStatus({
           version: this.#version,
@@ -366,6 +383,7 @@ export class Daemon implements AsyncDisposable {
         },
       },
       this.#node && { name: 'the plugin node (plugin manager and registry)', stop: () => this.#node?.stop() },
+      this.#cluster && { name: 'the cluster view', stop: () => this.#cluster?.stop() },
       this.#objects && { name: 'the object manager', stop: () => this.#objects?.stop() },
       { name: 'the API', stop: () => this.#closeApi() },
     ];

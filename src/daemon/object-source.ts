@@ -20,7 +20,17 @@ export async function createConfiguredSource(
       return createDirectorySource({ root: config.root, logger, clock });
     case 'etcd': {
       const { createEtcdSource } = await import('../objects/etcd.js');
+      // TLS and user/password come through the same client factory as the cluster view's.
+      const secured = config.tls !== undefined || config.auth !== undefined;
+      const client = secured
+        ? (await import('../cluster/etcd.js')).createEtcdClient({
+            endpoints: config.endpoints,
+            ...(config.tls === undefined ? {} : { tls: config.tls }),
+            ...(config.auth === undefined ? {} : { auth: config.auth }),
+          })
+        : undefined;
       return createEtcdSource({
+        ...(client === undefined ? {} : { client, ownsClient: true }),
         endpoints: config.endpoints,
         ...(config.prefix === undefined ? {} : { prefix: config.prefix }),
         logger,

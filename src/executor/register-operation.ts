@@ -1,7 +1,7 @@
 import type { ActualStateOfWorld, PluginInfo } from '../cache/types.js';
 import { BerthError, type BerthErrorCode, errorMessage, type Logger } from '../common/index.js';
 import type { PluginCallContext } from '../handlers/types.js';
-import { enforcePluginInfoBounds } from '../registration/index.js';
+import { enforcePluginInfoBounds, refuseUndecodableInfo } from '../registration/index.js';
 import type { DialRegistration, RegistrationConnection } from '../registration/types.js';
 import type { ExecutorTimeouts, YoungSocketRetry } from './executor-options.js';
 import type { Slots } from './slots.js';
@@ -64,6 +64,7 @@ export async function registerOperation(
     try {
       info = await conn.getInfo({ timeoutMs: timeouts.getInfoMs, signal });
     } catch (err) {
+      await refuseUndecodableInfo(conn, err, socketPath, { timeoutMs: timeouts.notifyMs, signal });
       throw new BerthError(
         'BERTH_GET_INFO_FAILED',
         `RegisterPlugin error -- failed to get plugin info using RPC GetInfo at socket ${socketPath}, err: ${errorMessage(err)}`,

@@ -13,6 +13,7 @@ export {
   enforcePluginInfoBounds,
   PLUGIN_INFO_LIMITS,
   pluginInfoProblem,
+  refuseUndecodableInfo,
 } from './plugin-info-bounds.js';
 export {
   createRegistrationServer,

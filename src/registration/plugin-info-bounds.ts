@@ -12,7 +12,8 @@
  *   string field must be valid UTF-8. protobuf-es would replace bad bytes
  *   silently; Go's protobuf refuses them, so the kubelet's GetInfo fails on
  *   them too, and so does berth's. The message itself is capped at
- *   PLUGIN_INFO_LIMITS.messageBytes by the registration client.
+ *   PLUGIN_INFO_LIMITS.messageBytes by the registration client. Unlike the
+ *   kubelet, berth then still tells the plugin why (`refuseUndecodableInfo`).
  * - on the decoded reply (`pluginInfoProblem`): sizes, counts and control
  *   characters. A plugin that breaks one is refused with Notify(false) naming
  *   the field and the limit (`enforcePluginInfoBounds`).
@@ -142,6 +143,43 @@ export async function enforcePluginInfoBounds(
       name: info.name.slice(0, 64),
       ...(notifyError === undefined ? {} : { notifyError }),
     },
+  });
+}
+
+/** grpc-js's texts for a reply it would not decode: over the receive limit, or our decoder refused it. */
+const UNDECODABLE =
+  /Received message larger than max \((\d+) vs\.? ?(\d+)\)|Response message parsing error: (.*)$/m;
+
+/**
+ * The register path's hook for a GetInfo that failed because its reply broke
+ * a wire bound (too large, invalid UTF-8): tells the plugin so with
+ * Notify(false) on the same connection (best effort) and throws
+ * BERTH_PLUGIN_INFO_INVALID. Returns without doing anything for any other
+ * GetInfo failure (a deadline, a closed connection), which stays the
+ * caller's to report.
+ */
+export async function refuseUndecodableInfo(
+  conn: RegistrationConnection,
+  err: unknown,
+  socketPath: string,
+  notify: CallOptions,
+): Promise<void> {
+  const match = UNDECODABLE.exec(err instanceof Error ? err.message : String(err));
+  if (!match) return;
+  const problem =
+    match[1] !== undefined
+      ? `GetInfo reply is ${match[1]} bytes, more than the limit of ${match[2]}`
+      : (match[3] ?? 'GetInfo reply could not be decoded').replace(/^BerthError: /, '');
+  const text = `RegisterPlugin error -- plugin info out of bounds: ${problem}`;
+  let notifyError: string | undefined;
+  try {
+    await conn.notifyRegistrationStatus({ pluginRegistered: false, error: text }, notify);
+  } catch (notifyErr) {
+    notifyError = notifyErr instanceof Error ? notifyErr.message : String(notifyErr);
+  }
+  throw new BerthError('BERTH_PLUGIN_INFO_INVALID', `${text} at socket ${socketPath}`, {
+    cause: err,
+    details: { socketPath, ...(notifyError === undefined ? {} : { notifyError }) },
   });
 }
 

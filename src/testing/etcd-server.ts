@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { accessSync, constants, mkdirSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
 import { createTempDir, type TempDir } from './temp-dir.js';
 
@@ -13,6 +14,8 @@ export interface EtcdServerOptions {
   dataDir?: string;
   /** etcd's --experimental-watch-progress-notify-interval, for tests of watch bookmarks. Default: etcd's (10 min). */
   watchProgressNotifyIntervalMs?: number;
+  /** Serve clients over TLS with these PEM files, requiring client certificates signed by `ca`. */
+  tls?: { cert: string; key: string; ca: string };
   /** How long to wait for the first healthy answer. Default 30 s. */
   startTimeoutMs?: number;
   /** The etcd binary. Default /usr/bin/etcd. */
@@ -47,6 +50,7 @@ export async function startEtcdServer(options: EtcdServerOptions = {}): Promise<
     binary,
     dataDir,
     watchProgressNotifyIntervalMs: options.watchProgressNotifyIntervalMs,
+    tls: options.tls,
     startTimeoutMs: options.startTimeoutMs ?? 30_000,
   };
 
@@ -56,7 +60,7 @@ export async function startEtcdServer(options: EtcdServerOptions = {}): Promise<
   for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
     const [clientPort = 0, peerPort = 0] = await freePorts(2);
     try {
-      const first = await launch(settings, clientPort, peerPort);
+      const first = await launch(settings, singleMember(clientPort, peerPort));
       return serverHandle(settings, tempDir, clientPort, peerPort, first);
     } catch (err) {
       lastError = err;
@@ -67,19 +71,23 @@ export async function startEtcdServer(options: EtcdServerOptions = {}): Promise<
   throw lastError instanceof Error ? lastError : new Error(String(lastError));
 }
 
-interface LaunchSettings {
+/** @internal */
+export interface LaunchSettings {
   binary: string;
   dataDir: string;
   watchProgressNotifyIntervalMs: number | undefined;
+  tls?: { cert: string; key: string; ca: string } | undefined;
   startTimeoutMs: number;
 }
 
-/** One etcd process; `kill` is idempotent. */
-interface RunningEtcd {
-  kill(): Promise<void>;
+/** One etcd process; `kill` is idempotent (SIGTERM by default, SIGKILL for a crash). */
+export interface RunningEtcd {
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  readonly pid: number | undefined;
 }
 
-class PortConflictError extends Error {}
+/** @internal */
+export class PortConflictError extends Error {}
 
 function serverHandle(
   settings: LaunchSettings,
@@ -100,10 +108,10 @@ function serverHandle(
   const restart = async () => {
     if (stopping !== undefined) throw new Error('etcd server was stopped');
     await current.kill();
-    current = await launch(settings, clientPort, peerPort);
+    current = await launch(settings, singleMember(clientPort, peerPort));
   };
   return {
-    endpoint: `http://127.0.0.1:${clientPort}`,
+    endpoint: `${settings.tls ? 'https' : 'http'}://127.0.0.1:${clientPort}`,
     dataDir: settings.dataDir,
     restart,
     stop,
@@ -111,10 +119,25 @@ function serverHandle(
   };
 }
 
-async function launch(settings: LaunchSettings, clientPort: number, peerPort: number): Promise<RunningEtcd> {
-  const clientUrl = `http://127.0.0.1:${clientPort}`;
-  const peerUrl = `http://127.0.0.1:${peerPort}`;
+/** One member's identity: its name, ports, and the whole cluster's peer list. */
+export interface MemberSpec {
+  name: string;
+  clientPort: number;
+  peerPort: number;
+  /** etcd's --initial-cluster value (name=peerUrl,...). */
+  initialCluster: string;
+}
+
+function singleMember(clientPort: number, peerPort: number): MemberSpec {
   const name = 'berth-test';
+  return { name, clientPort, peerPort, initialCluster: `${name}=http://127.0.0.1:${peerPort}` };
+}
+
+/** @internal Starts one etcd process (also used by the three-member test cluster). */
+export async function launch(settings: LaunchSettings, member: MemberSpec): Promise<RunningEtcd> {
+  const clientUrl = `${settings.tls ? 'https' : 'http'}://127.0.0.1:${member.clientPort}`;
+  const peerUrl = `http://127.0.0.1:${member.peerPort}`;
+  const name = member.name;
   const args = [
     `--name=${name}`,
     `--data-dir=${settings.dataDir}`,
@@ -122,11 +145,19 @@ async function launch(settings: LaunchSettings, clientPort: number, peerPort: nu
     `--advertise-client-urls=${clientUrl}`,
     `--listen-peer-urls=${peerUrl}`,
     `--initial-advertise-peer-urls=${peerUrl}`,
-    `--initial-cluster=${name}=${peerUrl}`,
+    `--initial-cluster=${member.initialCluster}`,
     '--initial-cluster-state=new',
     '--logger=zap',
     '--log-level=warn',
   ];
+  if (settings.tls) {
+    args.push(
+      `--cert-file=${settings.tls.cert}`,
+      `--key-file=${settings.tls.key}`,
+      `--trusted-ca-file=${settings.tls.ca}`,
+      '--client-cert-auth',
+    );
+  }
   if (settings.watchProgressNotifyIntervalMs !== undefined) {
     args.push(`--experimental-watch-progress-notify-interval=${settings.watchProgressNotifyIntervalMs}ms`);
   }
@@ -143,22 +174,22 @@ async function launch(settings: LaunchSettings, clientPort: number, peerPort: nu
     else child.once('exit', () => resolve());
   });
   let killing: Promise<void> | undefined;
-  const killIt = () => {
+  const killIt = (signal: NodeJS.Signals = 'SIGTERM') => {
     killing ??= (async () => {
-      await kill(child, exited);
+      await kill(child, exited, signal);
       process.removeListener('exit', killOnExit);
     })();
     return killing;
   };
   try {
-    await waitHealthy(clientUrl, child, exited, settings.startTimeoutMs);
+    await waitHealthy(clientUrl, child, exited, settings.startTimeoutMs, settings.tls);
   } catch (err) {
     await killIt();
     const text = output.text();
     if (/address already in use/i.test(text)) throw new PortConflictError(text);
     throw new Error(`etcd did not start: ${(err as Error).message}\n--- etcd output ---\n${text}`);
   }
-  return { kill: killIt };
+  return { kill: killIt, pid: child.pid };
 }
 
 /** etcd 3.4 refuses to run on architectures other than amd64/ppc64le unless told to. */
@@ -176,11 +207,13 @@ function etcdEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-async function waitHealthy(
+/** @internal */
+export async function waitHealthy(
   clientUrl: string,
   child: ChildProcess,
   exited: Promise<void>,
   timeoutMs: number,
+  tls?: { cert: string; key: string; ca: string },
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastProblem = 'no answer yet';
@@ -193,7 +226,9 @@ async function waitHealthy(
       throw new Error(`etcd exited early (code ${child.exitCode}, signal ${child.signalCode})`);
     }
     try {
-      const res = await fetch(`${clientUrl}/health`, { signal: AbortSignal.timeout(2_000) });
+      const res = tls
+        ? await httpsHealth(clientUrl, tls)
+        : await fetch(`${clientUrl}/health`, { signal: AbortSignal.timeout(2_000) });
       const body = (await res.json()) as { health?: unknown };
       if (res.ok && (body.health === 'true' || body.health === true)) return;
       lastProblem = `/health answered ${res.status} ${JSON.stringify(body)}`;
@@ -206,16 +241,47 @@ async function waitHealthy(
   }
 }
 
-async function kill(child: ChildProcess, exited: Promise<void>): Promise<void> {
+/** /health over mutual TLS (fetch cannot present a client certificate). */
+function httpsHealth(
+  clientUrl: string,
+  tls: { cert: string; key: string; ca: string },
+): Promise<{ ok: boolean; status: number; json(): Promise<unknown> }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      `${clientUrl}/health`,
+      { ca: readFileSync(tls.ca), cert: readFileSync(tls.cert), key: readFileSync(tls.key), timeout: 2_000 },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => {
+          text += chunk.toString();
+        });
+        res.on('end', () => {
+          const status = res.statusCode ?? 0;
+          resolve({
+            ok: status >= 200 && status < 300,
+            status,
+            json: async () => JSON.parse(text) as unknown,
+          });
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function kill(child: ChildProcess, exited: Promise<void>, signal: NodeJS.Signals): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
+  child.kill(signal);
   const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
   await exited;
   clearTimeout(timer);
 }
 
 /** Free loopback TCP ports, found by binding port 0 (all held at once so they differ). */
-async function freePorts(count: number): Promise<number[]> {
+/** @internal */
+export async function freePorts(count: number): Promise<number[]> {
   const servers = await Promise.all(
     Array.from(
       { length: count },

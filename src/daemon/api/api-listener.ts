@@ -64,13 +64,18 @@ function listen(server: Server, target: string | TcpAddress, what: string): Prom
   });
 }
 
+/** Header and request deadlines are checked this often (Node's default is 30 s, which would stretch them). */
+const SERVER_OPTIONS = { connectionsCheckingInterval: 1000 } as const;
+
 /** The longest unix socket path the kernel takes (sun_path is 108 bytes with its NUL). */
 export const UNIX_SOCKET_PATH_MAX_BYTES = 107;
 
 /**
  * Serves the handler on a unix socket readable and writable by the owner only
- * (0600). The socket is created under a 0177 umask, so it is never reachable
- * by others, not even between bind and chmod.
+ * (0600). Between bind and chmod it has the umask's mode, but it lives in the
+ * 0700 data directory, which nobody else can enter. (Changing the umask
+ * around the bind would change it for the whole process, library users'
+ * files included.)
  */
 export async function listenUnix(
   handler: RequestHandler,
@@ -83,14 +88,9 @@ export async function listenUnix(
       `the API socket path ${socketPath} is ${Buffer.byteLength(socketPath)} bytes, longer than the unix limit of ${UNIX_SOCKET_PATH_MAX_BYTES}; choose a shorter --data-dir`,
     );
   }
-  const server = createServer(handler);
+  const server = createServer(SERVER_OPTIONS, handler);
   if (limits) applyConnectionLimits(server, limits);
-  const previous = process.umask(0o177);
-  try {
-    await listen(server, socketPath, socketPath);
-  } finally {
-    process.umask(previous);
-  }
+  await listen(server, socketPath, socketPath);
   chmodSync(socketPath, 0o600);
   return server;
 }
@@ -111,6 +111,7 @@ export async function listenTcp(
   const server: Server = tls
     ? createHttpsServer(
         {
+          ...SERVER_OPTIONS,
           cert: tls.cert,
           key: tls.key,
           ...(tls.ca === undefined
@@ -121,7 +122,7 @@ export async function listenTcp(
         },
         handler,
       )
-    : createServer(handler);
+    : createServer(SERVER_OPTIONS, handler);
   if (options.limits) applyConnectionLimits(server, options.limits, tls !== undefined);
   await listen(server, address, formatHostPort(address));
   const bound = server.address();

@@ -4,6 +4,7 @@ import type { Clock, Logger } from '../../common/index.js';
 import type { ApiBackend } from './api-types.js';
 import { acceptEmptyJsonOnDelete } from './empty-json-body.js';
 import { errorBody, httpStatusFor, toApiError } from './http-errors.js';
+import { clusterRoutes } from './routes/cluster.js';
 import { csiRoutes } from './routes/csi.js';
 import { deviceRoutes } from './routes/devices.js';
 import { draRoutes } from './routes/dra.js';
@@ -94,6 +95,12 @@ export async function createApiApp(backend: ApiBackend, options: ApiAppOptions):
     ...(options.onLimit === undefined ? {} : { onLimit: options.onLimit }),
   });
   podRoutes(app, backend.pods);
+  clusterRoutes(app, backend.cluster ?? (() => undefined), {
+    clock: options.clock,
+    logger: options.logger,
+    queueSize: options.sseQueueSize,
+    heartbeatMs: options.sseHeartbeatMs,
+  });
   objectRoutes(app, backend.objects);
   csiRoutes(app, backend.csi);
   draRoutes(app, backend.dra);

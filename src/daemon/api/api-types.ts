@@ -11,6 +11,7 @@ import type {
 import type { KubeObject, ObjectResource } from '../../objects/index.js';
 import type { SocketStatus } from '../../plugin-manager/index.js';
 import type { EventBus } from '../event-bus.js';
+import type { ClusterApi } from './routes/cluster.js';
 import type { PodSummary, StatusView } from './wire-types.js';
 
 /**
@@ -80,6 +81,8 @@ export interface ApiBackend {
   status(): StatusView;
   /** True once state is restored and the first scan is done, until shutdown begins. */
   isReady(): boolean;
+  /** The fleet view, when `cluster:` is configured. */
+  cluster?: () => ClusterApi | undefined;
   /** Why berth is not ready although started (e.g. the plugins directory is gone), if it knows. */
   readinessProblem?(): string | undefined;
   /** The CSI handler's drivers (GET /v1/csi/drivers); absent: the route answers 404. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { clusterSchema, etcdAuthSchema, etcdTlsSchema } from './cluster-config.js';
 import { BUILTIN_HANDLER_TYPES, LOG_LEVELS } from './defaults.js';
 import { durationProblem, parseDuration } from './duration.js';
 import { parseHostPort } from './listen-address.js';
@@ -85,14 +86,16 @@ const objectSource = z.preprocess(
         .optional(),
       prefix: z.string({ error: () => 'expected a string' }).optional(),
       kubeconfig: text.optional(),
+      tls: etcdTlsSchema.optional(),
+      auth: etcdAuthSchema.optional(),
     })
     .superRefine((source, ctx) => {
       const allowed: Record<string, string[]> = {
         directory: ['root'],
-        etcd: ['endpoints', 'prefix'],
+        etcd: ['endpoints', 'prefix', 'tls', 'auth'],
         kubernetes: ['kubeconfig'],
       };
-      for (const key of ['root', 'endpoints', 'prefix', 'kubeconfig'] as const) {
+      for (const key of ['root', 'endpoints', 'prefix', 'kubeconfig', 'tls', 'auth'] as const) {
         if (source[key] !== undefined && !allowed[source.type]?.includes(key)) {
           ctx.addIssue({ code: 'custom', path: [key], message: `not used by a ${source.type} source` });
         }
@@ -196,6 +199,7 @@ export const configFileSchema = z.strictObject({
         .optional(),
     })
     .optional(),
+  cluster: clusterSchema.optional(),
 });
 
 export type ConfigFile = z.output<typeof configFileSchema>;

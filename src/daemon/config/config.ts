@@ -3,7 +3,9 @@ import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
+import type { EtcdConnectionSettings } from '../../cluster/index.js';
 import { BerthError, errorMessage } from '../../common/index.js';
+import { type ClusterConfig, resolveClusterConfig } from './cluster-config.js';
 import { type ConfigFile, configFileSchema, type LogLevel, type ObjectStrategy } from './config-schema.js';
 import {
   DEFAULTS,
@@ -24,7 +26,13 @@ export interface HandlerConfig {
 
 export type ObjectSourceConfig =
   | { type: 'directory'; root: string }
-  | { type: 'etcd'; endpoints: string[]; prefix?: string }
+  | {
+      type: 'etcd';
+      endpoints: string[];
+      prefix?: string;
+      tls?: EtcdConnectionSettings['tls'];
+      auth?: EtcdConnectionSettings['auth'];
+    }
   | { type: 'kubernetes'; kubeconfig: string };
 
 /** The daemon's fully resolved configuration: every default filled in, every path absolute. */
@@ -68,6 +76,8 @@ export interface DaemonConfig {
    * milliseconds (`wipeDelay` → `wipeDelayMs`); absent keys take the handler's defaults.
    */
   handlerOptions: Record<string, Record<string, unknown>>;
+  /** The fleet view on etcd; absent (off) unless the file has a `cluster:` section. */
+  cluster?: ClusterConfig;
 }
 
 /** What `berth run` takes on the command line; flags override the config file. */
@@ -295,6 +305,8 @@ export function resolveDaemonConfig(
   }
   if (deprecatedPluginsDir !== undefined) config.deprecatedPluginsDir = deprecatedPluginsDir;
   if (listen !== undefined) config.listen = listen;
+  const cluster = resolveClusterConfig(file.cluster, dataDir, (p) => fromFile(p) ?? p, env);
+  if (cluster !== undefined) config.cluster = cluster;
   return config;
 }
 
@@ -341,6 +353,12 @@ function resolveObjectSource(
   if (source.type === 'etcd') {
     const etcd: ObjectSourceConfig = { type: 'etcd', endpoints: source.endpoints ?? [] };
     if (source.prefix !== undefined) etcd.prefix = source.prefix;
+    if (source.tls !== undefined) {
+      etcd.tls = { ca: fromFile(source.tls.ca) ?? source.tls.ca };
+      if (source.tls.cert !== undefined) etcd.tls.cert = fromFile(source.tls.cert) ?? source.tls.cert;
+      if (source.tls.key !== undefined) etcd.tls.key = fromFile(source.tls.key) ?? source.tls.key;
+    }
+    if (source.auth !== undefined) etcd.auth = { ...source.auth };
     return etcd;
   }
   return { type: 'kubernetes', kubeconfig: fromFile(source.kubeconfig) ?? defaultKubeconfig };

@@ -38,8 +38,10 @@ export interface EtcdSourceOptions {
   logger?: Logger;
   /** Bounds how long a watch waits for etcd to confirm its cancellation. */
   clock?: Clock;
-  /** Reuse an existing client; it is then not closed by close(). */
+  /** Reuse an existing client; it is then not closed by close() unless `ownsClient`. */
   client?: Etcd3;
+  /** Hand the given client over: close() closes it. */
+  ownsClient?: boolean;
 }
 
 export interface EtcdSource extends ObjectSource {
@@ -89,7 +91,7 @@ function resolveOptions(options: EtcdSourceOptions): ResolvedOptions {
     logger: (options.logger ?? silentLogger).child({ component: 'etcd-source' }),
     clock: options.clock ?? systemClock,
     client,
-    ownsClient: options.client === undefined,
+    ownsClient: options.client === undefined || options.ownsClient === true,
   };
 }
 

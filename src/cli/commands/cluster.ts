@@ -1,0 +1,119 @@
+import type { Command } from 'commander';
+import type { ClusterNode, ClusterPlugin, ClusterViewStatus } from '../../cluster/index.js';
+import { BerthError } from '../../common/index.js';
+import { formatTable, relativeTime } from '../format-table.js';
+import { type ClientFlags, clientFor, printJson, withClientOptions } from './client-options.js';
+
+type NodesBody = ClusterViewStatus & {
+  self?: { node?: string; leaseState?: string; conflict?: { message?: string } | null };
+  nodes: Array<ClusterNode & { plugins: number }>;
+};
+type PluginsBody = ClusterViewStatus & { plugins: ClusterPlugin[] };
+
+function staleNote(status: ClusterViewStatus): string {
+  return status.stale
+    ? `\n(stale: etcd's quorum has not been reached since ${new Date(status.staleSince ?? 0).toISOString()}; showing the last data)`
+    : '';
+}
+
+export function formatClusterNodes(body: NodesBody, now: number): string {
+  const conflict = body.self?.conflict?.message ? `\nthis daemon: ${body.self.conflict.message}` : '';
+  if (body.nodes.length === 0) return `no nodes publish to the cluster view${staleNote(body)}${conflict}`;
+  return (
+    formatTable(
+      ['NODE', 'PLUGINS', 'STARTED', 'LEASE', 'VERSION'],
+      body.nodes.map((n) => [
+        n.node,
+        String(n.plugins),
+        relativeTime(new Date(n.startedAt).toISOString(), now),
+        n.lease,
+        n.daemon,
+      ]),
+    ) +
+    staleNote(body) +
+    conflict
+  );
+}
+
+export function formatClusterPlugins(body: PluginsBody): string {
+  if (body.plugins.length === 0) return `no plugins in the cluster view${staleNote(body)}`;
+  return (
+    formatTable(
+      ['NODE', 'TYPE', 'NAME', 'VERSIONS', 'HEALTH', 'ENDPOINT'],
+      body.plugins.map((p) => [
+        p.node,
+        p.type,
+        p.name,
+        p.versions.join(',') || '-',
+        p.health.message ? `${p.health.state} (${p.health.message})` : p.health.state,
+        p.endpoint,
+      ]),
+    ) + staleNote(body)
+  );
+}
+
+/** One line per cluster event for people. */
+export function formatClusterEvent(event: string, data: Record<string, unknown>): string {
+  const head = `rev ${String(data.revision ?? '?').padStart(6)}  ${event.padEnd(14)}`;
+  const plugin = data.plugin as ClusterPlugin | undefined;
+  const node = data.node as ClusterNode | undefined;
+  if (plugin)
+    return `${head}  ${plugin.node}  ${plugin.type}/${plugin.name}  ${plugin.health.state}  ${plugin.endpoint}`;
+  if (node) return `${head}  ${node.node}  lease ${node.lease}`;
+  return `${head}  ${String(data.reason ?? '')}`.trimEnd();
+}
+
+export function clusterCommand(program: Command): void {
+  const cluster = program
+    .command('cluster')
+    .description('the fleet view on etcd: nodes, their plugins, live events');
+  withClientOptions(
+    cluster.command('nodes').description('list the nodes that publish to the cluster view'),
+  ).action(async (flags: ClientFlags) => {
+    const body = await clientFor(flags).request<NodesBody>('GET', '/v1/cluster/nodes');
+    if (flags.json) printJson(body);
+    else console.log(formatClusterNodes(body, Date.now()));
+  });
+  withClientOptions(
+    cluster
+      .command('plugins')
+      .description('list the plugins of every node')
+      .option('--type <type>', 'only plugins of this type')
+      .option('--name <name>', 'only plugins of this name')
+      .option('--node <node>', 'only plugins of this node'),
+  ).action(async (flags: ClientFlags & { type?: string; name?: string; node?: string }) => {
+    const query = new URLSearchParams();
+    for (const key of ['type', 'name', 'node'] as const) {
+      const value = flags[key];
+      if (value !== undefined) query.set(key, value);
+    }
+    const suffix = query.size === 0 ? '' : `?${query.toString()}`;
+    const body = await clientFor(flags).request<PluginsBody>('GET', `/v1/cluster/plugins${suffix}`);
+    if (flags.json) printJson(body);
+    else console.log(formatClusterPlugins(body));
+  });
+  withClientOptions(
+    cluster.command('events').description('follow changes of the cluster view until interrupted'),
+  ).action(async (flags: ClientFlags) => {
+    const stop = new AbortController();
+    const onSignal = () => stop.abort();
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    try {
+      for await (const message of clientFor(flags).events('/v1/cluster/events', stop.signal)) {
+        if (flags.json) console.log(message.data);
+        else
+          console.log(formatClusterEvent(message.event, JSON.parse(message.data) as Record<string, unknown>));
+      }
+      if (!stop.signal.aborted) {
+        throw new BerthError(
+          'BERTH_API_ERROR',
+          'the daemon closed the cluster event stream (it is shutting down?)',
+        );
+      }
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
+  });
+}
