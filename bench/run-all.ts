@@ -12,6 +12,7 @@ import { arch, cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { clusterBenchmark } from './cluster.js';
+import { devicesBenchmark } from './devices.js';
 import { handlersBenchmark } from './handlers.js';
 import { type Benchmark, type BenchSection, markdownTable, textTable } from './lib/report.js';
 import { objectsBenchmark } from './objects.js';
@@ -29,6 +30,7 @@ const BENCHMARKS: ReadonlyArray<{ id: string; run: Benchmark }> = [
   { id: 'scale', run: scaleBenchmark },
   // Starts etcd and 100 writers (about a minute): in a full run only with BERTH_BENCH_CLUSTER=1, or by name.
   { id: 'cluster', run: clusterBenchmark },
+  { id: 'devices', run: devicesBenchmark },
 ];
 
 const GENERAL_METHOD = [

@@ -291,14 +291,7 @@ async function runSequence(sequence: Op[]): Promise<void> {
 }
 
 describe('registration properties', { concurrency: false }, () => {
-  // The storage cases fail on this branch: the registry applies a change in memory before
-  // the write that fails (registry.ts #persist), so a plugin refused for a failed write stays
-  // listed. The "storage failure is honest" work (issue 9, the storage helper) fixes that;
-  // drop these todos when it is merged.
-  const STORAGE_TODO = 'registry keeps a change whose write failed (fixed by the storage work)';
-  it('a registration whose storage write fails is not listed once the plugin is told Notify(false)', {
-    todo: STORAGE_TODO,
-  }, async () => {
+  it('a registration whose storage write fails is not listed once the plugin is told Notify(false)', async () => {
     await runSequence([
       { op: 'failStorage', on: true },
       { op: 'create', slot: 0 },
@@ -310,9 +303,7 @@ describe('registration properties', { concurrency: false }, () => {
     await fc.assert(fc.asyncProperty(ops(false), runSequence), { numRuns: 30, endOnFailure: true });
   });
 
-  it('the same with storage write failures (a full disk, a read-only database)', {
-    todo: STORAGE_TODO,
-  }, async () => {
+  it('the same with storage write failures (a full disk, a read-only database)', async () => {
     await fc.assert(fc.asyncProperty(ops(true), runSequence), { numRuns: 30, endOnFailure: true });
   });
 });

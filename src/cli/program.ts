@@ -3,6 +3,7 @@ import { berthVersion } from '../daemon/contract.js';
 import { EXIT_OK, EXIT_USAGE, errorLine, exitCodeFor } from './cli-error.js';
 import { clusterCommand } from './commands/cluster.js';
 import { csiCommand } from './commands/csi.js';
+import { devicesCommand } from './commands/devices.js';
 import { draCommand } from './commands/dra.js';
 import { eventsCommand } from './commands/events.js';
 import { examplePluginCommand } from './commands/example-plugin.js';
@@ -61,6 +62,7 @@ export function buildProgram(out: (text: string) => void = (text) => process.std
   socketsCommand(program);
   eventsCommand(program);
   statusCommand(program);
+  devicesCommand(program);
   podsCommand(program);
   objectsCommand(program);
   csiCommand(program);

@@ -60,6 +60,10 @@ export const ERROR_CODES = {
     'Another berth instance publishes the same cluster node name to etcd; this one does not publish.',
   BERTH_CLUSTER_UNAVAILABLE: 'etcd could not be reached for the cluster view (publishing or reading).',
   BERTH_CLUSTER_DISABLED: 'The cluster view is not configured on this daemon (no `cluster:` section).',
+  BERTH_DEVICES_UNAVAILABLE:
+    'A device allocation cannot be met: the resource is not registered, or too few of its devices are healthy and free.',
+  BERTH_ALLOCATION_EXISTS: 'The workload already holds an allocation of that device resource.',
+  BERTH_ALLOCATION_NOT_FOUND: 'The workload holds no allocation of that device resource.',
   BERTH_INTERNAL: 'An unexpected internal failure; the message and cause say more.',
 } as const;
 

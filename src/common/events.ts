@@ -57,7 +57,26 @@ export type PluginEvent =
    */
   | { type: 'driver-unusable'; at: number; plugin: PluginRef; since: number }
   /** Persisted state could not be used (e.g. corrupt database set aside). */
-  | { type: 'storage-error'; at: number; error: EventError; path?: string };
+  | { type: 'storage-error'; at: number; error: EventError; path?: string }
+  /** A device plugin resource's inventory changed (see handlers/device-plugin). */
+  | DevicesChangedEvent;
+
+/** Why a device plugin resource's inventory changed. */
+export type DevicesChangedReason = 'connected' | 'snapshot' | 'disconnected' | 'removed';
+
+export interface DevicesChangedEvent {
+  type: 'devices-changed';
+  at: number;
+  /** The extended resource name, e.g. "vendor.com/gpu". */
+  resource: string;
+  reason: DevicesChangedReason;
+  /** The device plugin's socket, when one is connected or was last. */
+  endpoint?: string;
+  healthy: number;
+  unhealthy: number;
+  /** Devices added, removed or whose health changed (at most 100 listed). */
+  changed: string[];
+}
 
 export type PluginEventType = PluginEvent['type'];
 

@@ -20,6 +20,8 @@ export {
   isBerthError,
 } from './errors.js';
 export type {
+  DevicesChangedEvent,
+  DevicesChangedReason,
   EventError,
   PluginEvent,
   PluginEventType,

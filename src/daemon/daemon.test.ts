@@ -5,7 +5,13 @@ import { createServer as createNetServer, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import { isBerthError, silentLogger } from '../common/index.js';
 import { createExamplePlugin } from '../registration/index.js';
-import { createStaleSocket, createTempDir, startCsiTestDriver, waitFor } from '../testing/index.js';
+import {
+  createStaleSocket,
+  createTempDir,
+  startCsiTestDriver,
+  startDevicePluginStub,
+  waitFor,
+} from '../testing/index.js';
 import { resolveDaemonConfig } from './config/config.js';
 import { createDaemon } from './daemon.js';
 
@@ -209,6 +215,12 @@ describe('daemon', () => {
     const daemon = createDaemon(config, { logger: silentLogger });
     t.after(() => daemon.stop());
     await daemon.start();
+    // berth dials a device plugin's endpoint (GetDevicePluginOptions, ListAndWatch), so it needs a real one.
+    const gpuPlugin = await startDevicePluginStub({
+      socketPath: dir.join('gpu-plugin.sock'),
+      devices: [{ id: 'g0' }],
+    });
+    t.after(() => gpuPlugin.stop());
     // The CSI handler asks the driver behind the endpoint for its node info, so one must serve there.
     const csiDriver = await startCsiTestDriver(dir.join('csi-driver.sock'), {
       name: 'csi.example.com',
@@ -227,7 +239,7 @@ describe('daemon', () => {
         file: 'gpu.sock',
         type: 'DevicePlugin',
         name: 'example.com/gpu',
-        endpoint: '',
+        endpoint: gpuPlugin.socketPath,
         versions: ['v1beta1'],
       },
       {
@@ -268,7 +280,7 @@ describe('daemon', () => {
       listed.map((p) => [p.type, p.name, p.endpoint]),
       [
         ['CSIPlugin', 'csi.example.com', csiDriver.socketPath],
-        ['DevicePlugin', 'example.com/gpu', dir.join('plugins_registry', 'gpu.sock')],
+        ['DevicePlugin', 'example.com/gpu', gpuPlugin.socketPath],
         ['DRAPlugin', 'dra.example.com', dir.join('plugins_registry', 'dra.sock')],
       ],
     );

@@ -297,6 +297,7 @@ export class Daemon implements AsyncDisposable {
       plugins: registry,
       sockets,
       events: this.#bus,
+      devices: handlers.builtin.DevicePlugin.manager,
       pods: createPodRegistry({
         manager: {
           registerPod: (pod) => objects.registerPod(pod as ObjectsPod),

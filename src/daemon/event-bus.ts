@@ -30,6 +30,8 @@ export function eventPluginType(event: PluginEvent): string | undefined {
       return event.plugin.type;
     case 'failed':
       return event.plugin?.type;
+    case 'devices-changed':
+      return 'DevicePlugin';
     case 'driver-unusable':
       return event.plugin.type;
     default:

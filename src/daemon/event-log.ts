@@ -33,6 +33,17 @@ export function logEvent(logger: Logger, event: PluginEvent): void {
     case 'storage-error':
       logger.error({ code: event.error.code, path: event.path }, `state storage: ${event.error.message}`);
       return;
+    case 'devices-changed':
+      logger.info(
+        {
+          resource: event.resource,
+          healthy: event.healthy,
+          unhealthy: event.unhealthy,
+          changed: event.changed,
+        },
+        `devices ${event.reason}`,
+      );
+      return;
     case 'lagged':
       return;
     case 'driver-unusable':

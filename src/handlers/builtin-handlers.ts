@@ -13,6 +13,7 @@
  * Adding a type: one entry here, keyed by its PluginInfo.type.
  */
 import type { CsiHandler } from './csi/index.js';
+import type { DevicePluginBuiltinHandler } from './device-plugin/index.js';
 import type { DraHandler } from './dra/index.js';
 import type { BuiltinHandler, BuiltinHandlerFactory } from './types.js';
 
@@ -33,9 +34,10 @@ export const builtinHandlers = {
   } satisfies BuiltinHandlerEntry<CsiHandler>,
   DevicePlugin: {
     type: 'DevicePlugin',
-    summary: 'device plugins: kubelet version and resource-name rules',
-    load: async () => (await import('./version-handlers.js')).devicePluginFactory,
-  } satisfies BuiltinHandlerEntry,
+    summary:
+      'device plugins: kubelet version and resource-name rules; live inventory from ListAndWatch, durable allocations',
+    load: async () => (await import('./device-plugin/index.js')).createDevicePluginBuiltin,
+  } satisfies BuiltinHandlerEntry<DevicePluginBuiltinHandler>,
   DRAPlugin: {
     type: 'DRAPlugin',
     summary: 'DRA drivers: instances per driver, watched connections, prepare/unprepare of claims',

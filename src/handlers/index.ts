@@ -17,6 +17,14 @@ export {
   csiNodeService,
 } from './csi/index.js';
 export {
+  type AllocationRequest,
+  type AllocationView,
+  createDevicePluginManager,
+  type DevicePluginBuiltinHandler,
+  type DevicePluginManager,
+  type ResourceView,
+} from './device-plugin/index.js';
+export {
   type ClaimRef,
   type ClaimResult,
   type ClaimsResult,

@@ -18,6 +18,12 @@ export {
 export { connectedServer } from './connected-server.js';
 export { type CountingSource, countingSource, type GatedSource, gatedSource } from './counting-source.js';
 export { type CsiTestDriver, type CsiTestDriverBehaviour, startCsiTestDriver } from './csi-test-driver.js';
+export {
+  type DevicePluginStub,
+  type DevicePluginStubOptions,
+  type StubDevice,
+  startDevicePluginStub,
+} from './device-plugin-stub.js';
 export { type DraTestDriver, type DraTestDriverBehaviour, startDraTestDriver } from './dra-test-driver.js';
 export {
   type EtcdCluster,

@@ -29,6 +29,8 @@ export function formatEventLine(event: string, data: EventData): string {
       return `${head}  ${data.dropped ?? '?'} events were dropped for this slow client; run \`berth plugins\` to resynchronise`;
     case 'storage-error':
       return `${head}  ${data.error?.message ?? ''}`;
+    case 'devices-changed':
+      return `${head}  ${data.resource ?? ''}  ${data.reason ?? ''}: ${data.healthy ?? 0} healthy, ${data.unhealthy ?? 0} unhealthy  ${(data.changed ?? []).join(',')}`.trimEnd();
     case 'driver-unusable':
       return `${head}  ${plugin}  no instance connected since ${data.since ?? '?'}`;
     default:

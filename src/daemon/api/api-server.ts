@@ -6,6 +6,7 @@ import { acceptEmptyJsonOnDelete } from './empty-json-body.js';
 import { errorBody, httpStatusFor, toApiError } from './http-errors.js';
 import { clusterRoutes } from './routes/cluster.js';
 import { csiRoutes } from './routes/csi.js';
+import { deviceRoutes } from './routes/devices.js';
 import { draRoutes } from './routes/dra.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
@@ -103,6 +104,7 @@ export async function createApiApp(backend: ApiBackend, options: ApiAppOptions):
   objectRoutes(app, backend.objects);
   csiRoutes(app, backend.csi);
   draRoutes(app, backend.dra);
+  if (backend.devices) deviceRoutes(app, backend.devices);
   healthRoutes(app, {
     isReady: () => backend.isReady(),
     readinessProblem: () => backend.readinessProblem?.(),

@@ -1,5 +1,13 @@
 import type { PluginInstanceInfo } from '../../common/index.js';
-import type { ClaimRef, ClaimsResult, CsiDriverView, DraDriverView } from '../../handlers/index.js';
+import type {
+  AllocationRequest,
+  AllocationView,
+  ClaimRef,
+  ClaimsResult,
+  CsiDriverView,
+  DraDriverView,
+  ResourceView,
+} from '../../handlers/index.js';
 import type { KubeObject, ObjectResource } from '../../objects/index.js';
 import type { SocketStatus } from '../../plugin-manager/index.js';
 import type { EventBus } from '../event-bus.js';
@@ -52,6 +60,14 @@ export interface MetricsSource {
   render(): Promise<string>;
 }
 
+/** The device plugin manager's inventory and allocations (handlers/device-plugin). */
+export interface DeviceInventory {
+  list(): ResourceView[];
+  get(resource: string): ResourceView | undefined;
+  allocate(resource: string, request: AllocationRequest): Promise<AllocationView>;
+  release(resource: string, workload: string): Promise<AllocationView>;
+}
+
 export interface ApiBackend {
   plugins: PluginCatalog;
   sockets(): SocketStatus[];
@@ -59,6 +75,8 @@ export interface ApiBackend {
   pods: PodRegistry;
   objects: ObjectReader;
   metrics: MetricsSource;
+  /** Device plugin inventory and allocations; the /v1/devices routes exist only with it. */
+  devices?: DeviceInventory;
   /** The /v1/status document. */
   status(): StatusView;
   /** True once state is restored and the first scan is done, until shutdown begins. */

@@ -85,5 +85,16 @@ export function eventView(event: PluginEvent): EventView {
       if (event.path !== undefined) view.path = event.path;
       return view;
     }
+    case 'devices-changed':
+      return {
+        type: event.type,
+        at,
+        resource: event.resource,
+        reason: event.reason,
+        endpoint: event.endpoint ?? null,
+        healthy: event.healthy,
+        unhealthy: event.unhealthy,
+        changed: [...event.changed],
+      };
   }
 }

@@ -81,7 +81,18 @@ export type EventView =
       plugin: { type: string; name: string };
       since: string | null;
     }
-  | { type: 'storage-error'; at: string | null; error: EventError; path?: string };
+  | { type: 'storage-error'; at: string | null; error: EventError; path?: string }
+  /** A device plugin resource's inventory changed. */
+  | {
+      type: 'devices-changed';
+      at: string | null;
+      resource: string;
+      reason: 'connected' | 'snapshot' | 'disconnected' | 'removed';
+      endpoint: string | null;
+      healthy: number;
+      unhealthy: number;
+      changed: string[];
+    };
 
 /** A registered pod and the objects it references (PUT/DELETE /v1/pods/{ns}/{name}, GET /v1/pods). */
 export interface PodSummary {

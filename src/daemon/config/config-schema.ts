@@ -193,6 +193,15 @@ export const configFileSchema = z.strictObject({
   handlerOptions: z
     .strictObject({
       CSIPlugin: z.strictObject({ callTimeout: duration.optional() }).optional(),
+      DevicePlugin: z
+        .strictObject({
+          /** Where berth serves the legacy kubelet.sock; `false` serves none. */
+          socketDir: z
+            .union([text, z.literal(false)], { error: () => 'expected a directory path or false' })
+            .optional(),
+          gracePeriod: duration.optional(),
+        })
+        .optional(),
       DRAPlugin: z
         .strictObject({
           wipeDelay: duration.optional(),

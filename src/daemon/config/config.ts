@@ -283,7 +283,7 @@ export function resolveDaemonConfig(
       ttlMs: file.objects?.ttl ?? DEFAULTS.objectTtlMs,
     },
     shutdownTimeoutMs: file.shutdownTimeout ?? DEFAULTS.shutdownTimeoutMs,
-    handlerOptions: resolveHandlerOptions(file),
+    handlerOptions: resolveHandlerOptions(file, fromFile),
     api: {
       bodyLimitBytes: DEFAULTS.bodyLimitBytes,
       sseQueueSize: DEFAULTS.sseQueueSize,
@@ -314,8 +314,20 @@ export function resolveDaemonConfig(
 }
 
 /** `handlerOptions` of the file with durations in ms; keys left out are left to the handlers' defaults. */
-function resolveHandlerOptions(file: ConfigFile): Record<string, Record<string, unknown>> {
+function resolveHandlerOptions(
+  file: ConfigFile,
+  fromFile: (p: string | undefined) => string | undefined,
+): Record<string, Record<string, unknown>> {
   const out: Record<string, Record<string, unknown>> = {};
+  const devices = file.handlerOptions?.DevicePlugin;
+  if (devices !== undefined) {
+    const options: Record<string, unknown> = {};
+    if (devices.socketDir !== undefined) {
+      options.socketDir = devices.socketDir === false ? false : fromFile(devices.socketDir);
+    }
+    if (devices.gracePeriod !== undefined) options.gracePeriodMs = devices.gracePeriod;
+    out.DevicePlugin = options;
+  }
   const csi = file.handlerOptions?.CSIPlugin;
   if (csi !== undefined) {
     out.CSIPlugin = csi.callTimeout === undefined ? {} : { callTimeoutMs: csi.callTimeout };

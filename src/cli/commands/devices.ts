@@ -1,0 +1,153 @@
+import type { Command } from 'commander';
+import { usageError } from '../cli-error.js';
+import { formatTable, relativeTime } from '../format-table.js';
+import { type ClientFlags, clientFor, printJson, withClientOptions } from './client-options.js';
+
+/** The JSON shapes of /v1/devices that the CLI reads (handlers/device-plugin ResourceView, times as ISO). */
+interface DeviceRow {
+  id: string;
+  health: string;
+  numaNodes: number[];
+  allocatedTo: string | null;
+}
+
+interface AllocationRow {
+  resource: string;
+  workload: string;
+  deviceIds: string[];
+  unhealthyDeviceIds: string[];
+  envs: Record<string, string>;
+  cdiDevices: string[];
+}
+
+export interface ResourceRow {
+  resource: string;
+  state: string;
+  endpoint: string | null;
+  healthy: number;
+  unhealthy: number;
+  devices: DeviceRow[];
+  removeAt: string | null;
+  allocations: AllocationRow[];
+}
+
+export function formatDevices(resources: readonly ResourceRow[], now: number): string {
+  if (resources.length === 0) return 'no device plugin resources';
+  const summary = formatTable(
+    ['RESOURCE', 'STATE', 'HEALTHY', 'UNHEALTHY', 'ALLOCATIONS', 'ENDPOINT'],
+    resources.map((r) => [
+      r.resource,
+      r.state === 'disconnected' && r.removeAt
+        ? `disconnected (removed ${relativeTime(r.removeAt, now)})`
+        : r.state,
+      String(r.healthy),
+      String(r.unhealthy),
+      String(r.allocations.length),
+      r.endpoint ?? '-',
+    ]),
+  );
+  const devices = resources.flatMap((r) =>
+    r.devices.map((d) => [r.resource, d.id, d.health, d.numaNodes.join(',') || '-', d.allocatedTo ?? '-']),
+  );
+  const flagged = resources.flatMap((r) =>
+    r.allocations
+      .filter((a) => a.unhealthyDeviceIds.length > 0)
+      .map(
+        (a) =>
+          `warning: ${a.workload} holds unhealthy ${r.resource} devices ${a.unhealthyDeviceIds.join(',')}`,
+      ),
+  );
+  const parts = [summary];
+  if (devices.length > 0)
+    parts.push(formatTable(['RESOURCE', 'DEVICE', 'HEALTH', 'NUMA', 'ALLOCATED TO'], devices));
+  if (flagged.length > 0) parts.push(flagged.join('\n'));
+  return parts.join('\n\n');
+}
+
+/** The allocation path; the resource's "/" is percent-encoded, which the API accepts. */
+const allocationsPath = (resource: string) => `/v1/devices/${encodeURIComponent(resource)}/allocations`;
+
+function parseCount(text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1)
+    throw usageError(`--count must be a whole number of at least 1, got ${JSON.stringify(text)}`);
+  return n;
+}
+
+/**
+ * `berth devices` and its subcommands share the client options, and commander hands an option to
+ * whichever command parses it first; take the parent's, then the subcommand's where it has one.
+ */
+function mergedFlags<T>(command: Command): T {
+  const merged: Record<string, unknown> = { ...(command.parent?.opts() ?? {}) };
+  for (const [key, value] of Object.entries(command.opts())) {
+    if (value !== undefined && !(value === false && merged[key] === true)) merged[key] = value;
+  }
+  return merged as T;
+}
+
+export function devicesCommand(program: Command): void {
+  const devices = withClientOptions(
+    program.command('devices').description('list device plugin resources, their devices and allocations'),
+  ).action(async (flags: ClientFlags) => {
+    const body = await clientFor(flags).request<{ resources: ResourceRow[] }>('GET', '/v1/devices');
+    if (flags.json) printJson(body);
+    else console.log(formatDevices(body.resources, Date.now()));
+  });
+
+  withClientOptions(
+    devices
+      .command('allocate')
+      .description("allocate healthy free devices of RESOURCE to a workload (calls the plugin's Allocate)")
+      .argument('<resource>', 'the extended resource, e.g. vendor.com/gpu')
+      .requiredOption('--workload <name>', 'who holds the devices (released with `berth devices release`)')
+      .option('--count <n>', 'how many devices berth picks', parseCount)
+      .option('--device-ids <ids>', 'exactly these devices, comma-separated'),
+  ).action(async (resource: string, _flags: unknown, command: Command) => {
+    const flags = mergedFlags<ClientFlags & { workload: string; count?: number; deviceIds?: string }>(
+      command,
+    );
+    if ((flags.count === undefined) === (flags.deviceIds === undefined)) {
+      throw usageError('give either --count N or --device-ids a,b');
+    }
+    const request =
+      flags.count !== undefined
+        ? { workload: flags.workload, count: flags.count }
+        : {
+            workload: flags.workload,
+            deviceIds: (flags.deviceIds ?? '').split(',').filter((id) => id !== ''),
+          };
+    const body = await clientFor(flags).request<{ allocation: AllocationRow }>(
+      'POST',
+      allocationsPath(resource),
+      request,
+    );
+    if (flags.json) printJson(body);
+    else {
+      const a = body.allocation;
+      const envs = Object.entries(a.envs).map(([k, v]) => `${k}=${v}`);
+      console.log(`allocated ${a.resource} ${a.deviceIds.join(',')} to ${a.workload}`);
+      if (envs.length > 0) console.log(`env: ${envs.join(' ')}`);
+      if (a.cdiDevices.length > 0) console.log(`cdi: ${a.cdiDevices.join(' ')}`);
+    }
+  });
+
+  withClientOptions(
+    devices
+      .command('release')
+      .description('release the devices of RESOURCE that a workload holds')
+      .argument('<resource>', 'the extended resource, e.g. vendor.com/gpu')
+      .argument('<workload>', 'the workload named at allocation'),
+  ).action(async (resource: string, workload: string, _flags: unknown, command: Command) => {
+    const flags = mergedFlags<ClientFlags>(command);
+    const body = await clientFor(flags).request<{ allocation: AllocationRow }>(
+      'DELETE',
+      `${allocationsPath(resource)}/${encodeURIComponent(workload)}`,
+    );
+    if (flags.json) printJson(body);
+    else
+      console.log(
+        `released ${body.allocation.resource} ${body.allocation.deviceIds.join(',')} from ${workload}`,
+      );
+  });
+}

@@ -1,0 +1,76 @@
+/**
+ * Every default of the device plugin manager, in one place, and the bounds on
+ * what a plugin or an API caller may send.
+ */
+import type { Clock, Logger, PluginEvent } from '../../common/index.js';
+
+export const DEVICE_PLUGIN_DEFAULTS = {
+  /** The kubelet's endpointStopGracePeriod: a disconnected resource is kept (unhealthy) this long. */
+  gracePeriodMs: 5 * 60_000,
+  /** The kubelet dials for 10 s with a blocking dial. */
+  dialTimeoutMs: 10_000,
+  /** The kubelet calls GetDevicePluginOptions with no deadline; berth gives it one. */
+  optionsTimeoutMs: 10_000,
+  /** GetPreferredAllocation and Allocate (the kubelet uses no deadline for Allocate). */
+  allocateTimeoutMs: 30_000,
+  /** The kubelet's KubeletPreStartContainerRPCTimeoutInSecs. */
+  preStartTimeoutMs: 30_000,
+  /** Largest snapshot (device count) accepted from one ListAndWatch message. */
+  maxDevicesPerResource: 4096,
+  /** Largest ListAndWatch message accepted, in bytes. */
+  maxMessageBytes: 4 * 1024 * 1024,
+  /** Largest `count` one allocation may ask for. */
+  maxAllocationCount: 1024,
+} as const;
+
+/** Device IDs are at most 63 characters (the API's documented limit). */
+export const MAX_DEVICE_ID_LENGTH = 63;
+/** Workload names: 1-253 characters of [A-Za-z0-9._:-]. */
+export const WORKLOAD_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,252}$/;
+
+export interface DevicePluginManagerOptions {
+  /** The SQLite file that keeps allocations (e.g. `<data-dir>/devices.db`); ':memory:' for tests. */
+  databasePath: string;
+  /**
+   * The directory of the legacy registration socket (`kubelet.sock`); endpoints in a
+   * RegisterRequest are relative to it. Undefined: no legacy socket is served.
+   */
+  socketDir?: string;
+  clock?: Clock;
+  logger?: Logger;
+  /** devices-changed, and storage-error for allocation rows that cannot be read. */
+  onEvent?: (event: PluginEvent) => void;
+  gracePeriodMs?: number;
+  dialTimeoutMs?: number;
+  optionsTimeoutMs?: number;
+  allocateTimeoutMs?: number;
+  preStartTimeoutMs?: number;
+  maxDevicesPerResource?: number;
+  maxMessageBytes?: number;
+  maxAllocationCount?: number;
+}
+
+export type ResolvedDevicePluginManagerOptions = Required<
+  Omit<DevicePluginManagerOptions, 'socketDir' | 'onEvent'>
+> &
+  Pick<DevicePluginManagerOptions, 'socketDir' | 'onEvent'>;
+
+/** `handlerOptions.DevicePlugin` as the daemon resolved it (paths absolute, durations in ms). */
+export interface DevicePluginHandlerOptions {
+  /** undefined: `<dataDir>/device-plugins`; false: no legacy socket. */
+  socketDir?: string | false;
+  gracePeriodMs?: number;
+}
+
+/** Reads `handlerOptions.DevicePlugin` (already checked by the config schema); anything else is ignored. */
+export function devicePluginHandlerOptions(
+  raw: Readonly<Record<string, unknown>>,
+): DevicePluginHandlerOptions {
+  const out: DevicePluginHandlerOptions = {};
+  if (raw.socketDir === false || (typeof raw.socketDir === 'string' && raw.socketDir !== '')) {
+    out.socketDir = raw.socketDir;
+  }
+  const grace = raw.gracePeriodMs;
+  if (typeof grace === 'number' && Number.isFinite(grace) && grace > 0) out.gracePeriodMs = grace;
+  return out;
+}

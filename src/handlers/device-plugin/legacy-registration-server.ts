@@ -1,0 +1,170 @@
+/**
+ * The legacy (push) way in: berth serves `v1beta1.Registration/Register` on a
+ * kubelet.sock-style socket. The plugin names its endpoint relative to the
+ * socket's directory. Version and resource-name checks answer with the
+ * kubelet's texts; a failed connect goes back to the plugin as the error of
+ * its Register call (gRPC status UNKNOWN, as grpc-go reports a plain error).
+ */
+
+import { lstatSync, mkdirSync, unlinkSync } from 'node:fs';
+import { connect } from 'node:net';
+import { isAbsolute, join, normalize } from 'node:path';
+import { create } from '@bufbuild/protobuf';
+import { Server, ServerCredentials, type ServerUnaryCall, type sendUnaryData, status } from '@grpc/grpc-js';
+import { BerthError, errorMessage, type Logger } from '../../common/index.js';
+import { goQuote, goQuotedList } from '../go-format.js';
+import { isExtendedResourceName } from '../resource-name.js';
+import { deviceRegistrationService, EmptySchema, type RegisterRequest } from './wire.js';
+
+/** The device plugin API versions berth's device manager speaks (the kubelet's SupportedVersions). */
+export const SUPPORTED_DEVICE_PLUGIN_VERSIONS: readonly string[] = ['v1beta1'];
+/** The registration socket's file name inside its directory. */
+export const KUBELET_SOCKET_NAME = 'kubelet.sock';
+const CLOSE_GRACE_MS = 2_000;
+
+export type LegacyConnect = (resource: string, endpointPath: string) => Promise<void>;
+
+/** Checks a RegisterRequest and resolves its endpoint; returns the kubelet's error text on failure. */
+export function checkRegisterRequest(
+  request: Pick<RegisterRequest, 'version' | 'endpoint' | 'resourceName'>,
+  socketDir: string,
+): { endpointPath: string } | { error: string } {
+  if (!SUPPORTED_DEVICE_PLUGIN_VERSIONS.includes(request.version)) {
+    return {
+      error: `requested API version ${goQuote(request.version)} is not supported by kubelet. Supported version is ${goQuotedList(SUPPORTED_DEVICE_PLUGIN_VERSIONS)}`,
+    };
+  }
+  if (!isExtendedResourceName(request.resourceName)) {
+    return { error: `the ResourceName ${goQuote(request.resourceName)} is invalid` };
+  }
+  // berth, unlike the kubelet, refuses endpoints that leave the directory.
+  const endpoint = request.endpoint;
+  const clean = normalize(endpoint);
+  if (endpoint === '' || isAbsolute(endpoint) || clean === '..' || clean.startsWith('../') || clean === '.') {
+    return {
+      error: `bad endpoint ${goQuote(endpoint)}: it must be a socket file name relative to ${socketDir}`,
+    };
+  }
+  if (clean === KUBELET_SOCKET_NAME) {
+    return { error: `bad endpoint ${goQuote(endpoint)}: that is the registration socket itself` };
+  }
+  return { endpointPath: join(socketDir, clean) };
+}
+
+export class LegacyRegistrationServer {
+  readonly #server = new Server();
+  readonly socketPath: string;
+  #closed: Promise<void> | undefined;
+
+  constructor(
+    readonly socketDir: string,
+    readonly connectPlugin: LegacyConnect,
+    readonly logger: Logger,
+  ) {
+    this.socketPath = join(socketDir, KUBELET_SOCKET_NAME);
+    this.#server.addService(deviceRegistrationService, {
+      register: (call: ServerUnaryCall<RegisterRequest, unknown>, callback: sendUnaryData<unknown>) => {
+        void this.#register(call.request).then(
+          () => callback(null, create(EmptySchema)),
+          (err) => callback({ code: status.UNKNOWN, details: errorMessage(err) }),
+        );
+      },
+    });
+  }
+
+  async #register(request: RegisterRequest): Promise<void> {
+    const checked = checkRegisterRequest(request, this.socketDir);
+    if ('error' in checked) {
+      this.logger.warn({ resource: request.resourceName, endpoint: request.endpoint }, checked.error);
+      throw new Error(checked.error);
+    }
+    this.logger.info(
+      { resource: request.resourceName, endpoint: checked.endpointPath },
+      'device plugin registered through the legacy socket',
+    );
+    await this.connectPlugin(request.resourceName, checked.endpointPath);
+  }
+
+  /** Creates the directory, replaces a stale socket file, and serves. */
+  async listen(): Promise<void> {
+    try {
+      mkdirSync(this.socketDir, { recursive: true, mode: 0o750 });
+    } catch (err) {
+      throw new BerthError(
+        'BERTH_INVALID_ARGUMENT',
+        `cannot create the device plugin directory ${this.socketDir}: ${errorMessage(err)}; set devicePlugins.socketDir`,
+        { cause: err },
+      );
+    }
+    await removeStaleSocket(this.socketPath);
+    await new Promise<void>((resolve, reject) => {
+      this.#server.bindAsync(`unix:${this.socketPath}`, ServerCredentials.createInsecure(), (err) => {
+        if (err) {
+          reject(
+            new BerthError(
+              'BERTH_INVALID_ARGUMENT',
+              `cannot serve device plugin registration on ${this.socketPath}: ${err.message}`,
+              { cause: err },
+            ),
+          );
+        } else resolve();
+      });
+    });
+  }
+
+  close(): Promise<void> {
+    this.#closed ??= new Promise<void>((resolve) => {
+      // A Register still dialling its plugin gets a moment to finish, then is cut off.
+      let done = false;
+      const finish = () => {
+        if (done) return;
+        done = true;
+        clearTimeout(force);
+        try {
+          unlinkSync(this.socketPath);
+        } catch {
+          // Already gone, or never bound.
+        }
+        resolve();
+      };
+      const force = setTimeout(() => {
+        this.#server.forceShutdown();
+        finish();
+      }, CLOSE_GRACE_MS);
+      force.unref();
+      this.#server.tryShutdown(finish);
+    });
+    return this.#closed;
+  }
+}
+
+/** Removes a socket file nobody listens on; refuses to take over one that answers. */
+async function removeStaleSocket(path: string): Promise<void> {
+  let isSocket: boolean;
+  try {
+    isSocket = lstatSync(path).isSocket();
+  } catch {
+    return;
+  }
+  if (!isSocket) {
+    throw new BerthError(
+      'BERTH_INVALID_ARGUMENT',
+      `${path} exists and is not a socket; remove it or choose another devicePlugins.socketDir`,
+    );
+  }
+  const answers = await new Promise<boolean>((resolve) => {
+    const socket = connect(path);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+  if (answers) {
+    throw new BerthError(
+      'BERTH_DAEMON_RUNNING',
+      `another process serves ${path} (a kubelet or another berth?); choose another devicePlugins.socketDir`,
+    );
+  }
+  unlinkSync(path);
+}
