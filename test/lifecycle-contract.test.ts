@@ -19,6 +19,7 @@ import {
 } from '../src/common/index.js';
 import { EventBus } from '../src/daemon/index.js';
 import { createOperationExecutor } from '../src/executor/index.js';
+import { createDevicePluginManager } from '../src/handlers/device-plugin/index.js';
 import { createHandlerTable } from '../src/handlers/index.js';
 import { createEtcdSource } from '../src/objects/etcd.js';
 import {
@@ -120,6 +121,18 @@ const COMPONENTS: Record<string, () => Made | Promise<Made>> = {
     return { subject: createSqliteStorage({ path: dir.join('state.db') }), cleanup: () => dir.remove() };
   },
   'gRPC dispenser': () => ({ subject: createGrpcDispenser() }),
+  // Built-in handlers with a life of their own.
+  'device plugin manager': () => {
+    const dir = createTempDir();
+    return {
+      subject: createDevicePluginManager({
+        databasePath: dir.join('devices.db'),
+        socketDir: dir.join('device-plugins'),
+        clock: new FakeClock(),
+      }),
+      cleanup: () => dir.remove(),
+    };
+  },
   // The cluster view (each test gets its own key prefix).
   'cluster writer': async () => {
     const registry = createRegistry();
