@@ -26,6 +26,10 @@ const STEADY_MS = Number(process.env.BENCH_STEADY_MS ?? (QUICK ? 10_000 : 60_000
 const SIZES = (process.env.BENCH_SCALE_SIZES ?? '1000,5000').split(',').map(Number);
 const STARTUP_N = Number(process.env.BENCH_SCALE_STARTUP ?? 1000);
 const LATENCY_REGISTERED = Number(process.env.BENCH_SCALE_REGISTERED ?? 1000);
+/** Storage behind berth's registry per storm table: sqlite (the daemon's) and none (the pipeline alone). */
+const STORAGES = (process.env.BENCH_SCALE_STORAGES ?? 'sqlite,none').split(',');
+/** A storm that has not registered everything by then is reported as unfinished. */
+const STORM_TIMEOUT_MS = Number(process.env.BENCH_SCALE_TIMEOUT_MS ?? (QUICK ? 240_000 : 600_000));
 const RUNNER = fileURLToPath(new URL('./lib/scale-runner.js', import.meta.url));
 type Mode = 'bare' | 'berth';
 const MODES: Mode[] = ['bare', 'berth'];
@@ -51,13 +55,14 @@ interface Trial {
 async function openTrial(
   mode: Mode,
   prepare?: (farm: PluginFarm, pluginsDir: string) => Promise<void>,
+  storage = 'sqlite',
 ): Promise<Trial> {
   const dir = makeTempDir('berth-scale-');
   const pluginsDir = join(dir.path, 'plugins');
   mkdirSync(pluginsDir, { recursive: true });
   const farm = await startPluginFarm();
   await prepare?.(farm, pluginsDir);
-  const runner = await startIpcChild(RUNNER, [mode, pluginsDir, dir.path]);
+  const runner = await startIpcChild(RUNNER, [mode, pluginsDir, dir.path], { BENCH_SCALE_STORAGE: storage });
   return { dir, pluginsDir, farm, runner };
 }
 
@@ -78,7 +83,9 @@ const range = (xs: number[], f: (x: number) => string) =>
   xs.length === 1 ? f(xs[0] as number) : `${f(median(xs))} (${f(Math.min(...xs))}–${f(Math.max(...xs))})`;
 
 interface StormResult {
+  /** NaN when not everything registered within STORM_TIMEOUT_MS. */
   timeMs: number;
+  registered: number;
   getInfoPerPlugin: number;
   duplicateNotifies: number;
   cpuMs: number;
@@ -88,8 +95,14 @@ interface StormResult {
   steady?: { cpuShare: number; rssBytes: number };
 }
 
-async function storm(mode: Mode, n: number, staleFraction: number, steady: boolean): Promise<StormResult> {
-  const trial = await openTrial(mode);
+async function storm(
+  mode: Mode,
+  n: number,
+  staleFraction: number,
+  steady: boolean,
+  storage: string,
+): Promise<StormResult> {
+  const trial = await openTrial(mode, undefined, storage);
   try {
     await trial.runner.call('start');
     const live = names(trial.pluginsDir, 'p', n);
@@ -98,13 +111,17 @@ async function storm(mode: Mode, n: number, staleFraction: number, steady: boole
     // Stale files appear with the storm (bound, never listening), mixed in.
     if (stale.length > 0) await trial.farm.stale(stale);
     const readyAt = await trial.farm.serve(live);
-    await trial.runner.call('waitCount', { target: n, timeoutMs: 600_000 });
+    let finished = true;
+    await trial.runner.call('waitCount', { target: n, timeoutMs: STORM_TIMEOUT_MS }).catch(() => {
+      finished = false;
+    });
     const end = await trial.runner.call<EndReport>('end');
     const { sockets } = await trial.farm.stats();
     const first = Math.min(...readyAt);
     const last = Math.max(...sockets.map((s) => s.firstNotifyTrueAt));
     const result: StormResult = {
-      timeMs: last - first,
+      timeMs: finished ? last - first : Number.NaN,
+      registered: end.count,
       getInfoPerPlugin: sockets.reduce((sum, s) => sum + s.getInfo, 0) / n,
       duplicateNotifies: sockets.filter((s) => s.notifyTrue > 1).length,
       cpuMs: end.cpuMs,
@@ -210,68 +227,92 @@ export async function scaleBenchmark(): Promise<BenchSection> {
   }
 
   // (2) + (5) + (6) Storms.
-  const stormRows: string[][] = [];
   let steadyRow: string[] | undefined;
-  for (const n of SIZES) {
-    for (const staleFraction of (process.env.BENCH_SCALE_STALE ?? '0,0.1').split(',').map(Number)) {
-      const results: Record<Mode, StormResult[]> = { bare: [], berth: [] };
-      for (let round = 0; round < ROUNDS; round++) {
-        for (const mode of MODES) {
-          const steady = mode === 'berth' && n === SIZES.at(-1) && staleFraction === 0 && round === 0;
-          results[mode].push(await storm(mode, n, staleFraction, steady));
+  const floors = new Map<string, StormResult[]>();
+  for (const storage of STORAGES) {
+    const stormRows: string[][] = [];
+    for (const n of SIZES) {
+      for (const staleFraction of (process.env.BENCH_SCALE_STALE ?? '0,0.1').split(',').map(Number)) {
+        const results: Record<Mode, StormResult[]> = { bare: [], berth: [] };
+        for (let round = 0; round < ROUNDS; round++) {
+          for (const mode of MODES) {
+            const steady =
+              mode === 'berth' &&
+              storage === STORAGES.at(-1) &&
+              n === SIZES.at(-1) &&
+              staleFraction === 0 &&
+              round === 0;
+            if (mode === 'bare' && storage !== STORAGES[0]) {
+              results.bare.push(...(floors.get(`${n}/${staleFraction}`) ?? []).slice(round, round + 1));
+              continue;
+            }
+            results[mode].push(await storm(mode, n, staleFraction, steady, storage));
+          }
         }
-      }
-      const floor = median(results.bare.map((r) => r.timeMs));
-      for (const mode of MODES) {
-        const rs = results[mode];
-        stormRows.push([
-          `${mode} ${n}${staleFraction > 0 ? ` + ${Math.round(n * staleFraction)} stale` : ''}`,
-          range(
-            rs.map((r) => r.timeMs),
-            sec,
-          ),
-          mode === 'bare' ? '1×' : `${(median(rs.map((r) => r.timeMs)) / floor).toFixed(2)}×`,
-          median(rs.map((r) => r.getInfoPerPlugin)).toFixed(2),
-          String(Math.max(...rs.map((r) => r.duplicateNotifies))),
-          range(
-            rs.map((r) => r.cpuMs),
-            sec,
-          ),
-          range(
-            rs.map((r) => r.peakRssBytes),
-            mib,
-          ),
-          `${formatMs(median(rs.map((r) => r.eldP99Ms)))} / ${formatMs(Math.max(...rs.map((r) => r.eldMaxMs)))}`,
-        ]);
-        const steady = rs.find((r) => r.steady)?.steady;
-        if (steady) {
-          steadyRow = [
-            `berth, ${n} registered`,
-            `${(STEADY_MS / 1000).toFixed(0)} s`,
-            `${(steady.cpuShare * 100).toFixed(2)}%`,
-            mib(steady.rssBytes),
-          ];
+        floors.set(`${n}/${staleFraction}`, results.bare);
+        const floor = median(results.bare.map((r) => r.timeMs));
+        for (const mode of MODES) {
+          const rs = results[mode];
+          const done = rs.filter((r) => !Number.isNaN(r.timeMs));
+          const unfinished = rs.length - done.length;
+          stormRows.push([
+            `${mode} ${n}${staleFraction > 0 ? ` + ${Math.round(n * staleFraction)} stale` : ''}`,
+            (done.length > 0
+              ? range(
+                  done.map((r) => r.timeMs),
+                  sec,
+                )
+              : '') +
+              (unfinished > 0
+                ? ` ${unfinished} run(s) > ${sec(STORM_TIMEOUT_MS)} (${Math.min(...rs.map((r) => r.registered))}/${n} registered)`
+                : ''),
+            mode === 'bare'
+              ? '1×'
+              : done.length > 0
+                ? `${(median(done.map((r) => r.timeMs)) / floor).toFixed(2)}×`
+                : '—',
+            median(rs.map((r) => r.getInfoPerPlugin)).toFixed(2),
+            String(Math.max(...rs.map((r) => r.duplicateNotifies))),
+            range(
+              rs.map((r) => r.cpuMs),
+              sec,
+            ),
+            range(
+              rs.map((r) => r.peakRssBytes),
+              mib,
+            ),
+            `${formatMs(median(rs.map((r) => r.eldP99Ms)))} / ${formatMs(Math.max(...rs.map((r) => r.eldMaxMs)))}`,
+          ]);
+          const steady = rs.find((r) => r.steady)?.steady;
+          if (steady) {
+            steadyRow = [
+              `berth, ${n} registered`,
+              `${(STEADY_MS / 1000).toFixed(0)} s`,
+              `${(steady.cpuShare * 100).toFixed(2)}%`,
+              mib(steady.rssBytes),
+            ];
+          }
         }
       }
     }
+    tables.push({
+      caption:
+        `[berth's registry storage: ${storage}] ` +
+        'Storms: N sockets appear at once (+10% stale files, bound and never listening, created with the storm); ' +
+        'time from the first socket listening to the last Notify(true); floor = bare registrar (measured once, shown in each table)',
+      columns: [
+        'case',
+        'time to all registered',
+        'vs floor',
+        'GetInfo / plugin',
+        'plugins told twice',
+        'CPU',
+        'peak RSS',
+        'event-loop delay p99 / max',
+      ],
+      rows: stormRows,
+    });
   }
-  tables.push({
-    caption:
-      (process.env.BENCH_SCALE_STORAGE ? `[storage: ${process.env.BENCH_SCALE_STORAGE}] ` : '') +
-      'Storms: N sockets appear at once (+10% stale files, bound and never listening, created with the storm); ' +
-      'time from the first socket listening to the last Notify(true); floor = bare registrar',
-    columns: [
-      'case',
-      'time to all registered',
-      'vs floor',
-      'GetInfo / plugin',
-      'plugins told twice',
-      'CPU',
-      'peak RSS',
-      'event-loop delay p99 / max',
-    ],
-    rows: stormRows,
-  });
   if (steadyRow) {
     tables.push({
       caption: `Steady state after the ${SIZES.at(-1)} storm: CPU share of one core over the window, RSS at its end`,

@@ -7,11 +7,19 @@ export interface IpcChild {
   stop(): Promise<void>;
 }
 
-export async function startIpcChild(modulePath: string, args: string[]): Promise<IpcChild> {
+export async function startIpcChild(
+  modulePath: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<IpcChild> {
   // BENCH_CPU_PROF=<dir>: each child writes a V8 CPU profile there (node --cpu-prof).
   const profileDir = process.env.BENCH_CPU_PROF;
   const execArgv = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const child = fork(modulePath, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
+  const child = fork(modulePath, args, {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    execArgv,
+    env: { ...process.env, ...env },
+  });
   const waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   let next = 1;
   let ready!: () => void;

@@ -29,6 +29,7 @@ interface Served {
   type: string;
   name: string;
   server: http2.Http2Server | undefined;
+  sessions: Set<http2.ServerHttp2Session>;
   /** A bound handle that was never listened on: a stale socket file. */
   pipe: PipeHandle | undefined;
   getInfo: number;
@@ -146,6 +147,7 @@ function entry(path: string, type: string): Served {
     type,
     name: basename(path).replace(/\.sock$/, ''),
     server: undefined,
+    sessions: new Set(),
     pipe: undefined,
     getInfo: 0,
     notifyTrue: 0,
@@ -171,6 +173,10 @@ function serve(path: string, type: string, gapMs: number): Promise<void> {
     const listen = () => {
       const server = http2.createServer();
       server.on('stream', (stream, headers) => handle(served, stream, headers));
+      server.on('session', (session) => {
+        served.sessions.add(session);
+        session.once('close', () => served.sessions.delete(session));
+      });
       server.on('sessionError', () => {});
       server.once('error', reject);
       served.server = server;
@@ -184,18 +190,24 @@ function serve(path: string, type: string, gapMs: number): Promise<void> {
   });
 }
 
+/**
+ * Shuts a server down the way gRPC servers do: stop listening (the socket
+ * file goes), then close the open connections (an idle one would otherwise
+ * keep node's server.close() waiting forever).
+ */
 async function close(served: Served): Promise<void> {
   sockets.delete(served.path);
-  if (served.server !== undefined) {
-    const server = served.server;
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
+  const server = served.server;
+  const closed =
+    server === undefined ? Promise.resolve() : new Promise<void>((resolve) => server.close(() => resolve()));
   served.pipe?.close();
   try {
     unlinkSync(served.path);
   } catch {
     // already gone with its handle
   }
+  for (const session of served.sessions) session.close();
+  await closed;
 }
 
 type Command =
