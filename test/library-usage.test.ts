@@ -8,58 +8,100 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { createVersionedHandler } from 'berth/handlers';
 import { createDirectorySource, createObjectManagers } from 'berth/objects';
-import { createPluginManager } from 'berth/plugin-manager';
+import { createPluginNode } from 'berth/plugin-node';
 import { createExamplePlugin } from 'berth/registration';
-import { createGrpcDispenser, createRegistry, createRegistryBridge } from 'berth/registry';
+import { createGrpcDispenser } from 'berth/registry';
 import { createSqliteStorage } from 'berth/storage';
 import { createTempDir, nextWithin, waitFor } from 'berth/testing';
 
-test('README library example: plugin manager → registry, subscribe, wait, dispense', async (t) => {
-  const dir = createTempDir();
-  t.after(() => dir.remove());
-
+/** The README's plugin-node excerpt, with the paths of a test's temp dir. */
+async function readmeNode(dir: { join(...parts: string[]): string }) {
   // --- as in the README ---
+  const type = 'example.com/storage';
   const storage = createSqliteStorage({ path: dir.join('state.db') });
   const grpc = createGrpcDispenser(); // ready gRPC clients, one per live instance
-  const registry = createRegistry({ storage, defaultDispenser: grpc.dispenser });
-  grpc.attach(registry); // closes the clients of instances that go away
-  await registry.start(); // opens the storage and restores what it holds
-  const bridge = createRegistryBridge({ registry });
-
-  const manager = createPluginManager({ pluginsDir: dir.join('plugins') });
-  const type = 'example.com/storage';
-  manager.addHandler(
+  const node = createPluginNode({
+    pluginsDir: dir.join('plugins'),
+    storage,
+    defaultDispenser: grpc.dispenser,
+    // type -> handler; each is handed the handler that records the plugin in the registry
+    handlers: {
+      [type]: (registry) => createVersionedHandler({ type, versions: ['v1'], delegate: registry }),
+    },
+  });
+  grpc.attach(node.registry); // closes the clients of instances that go away
+  await node.start(); // opens the storage, first scan; restored plugins confirmed or dropped
+  // --- end of README excerpt (it goes on: subscribe, waitForPlugin, dispensePlugin, stop) ---
+  return {
     type,
-    createVersionedHandler({ type, versions: ['v1'], delegate: bridge.handlerFor(type) }),
-  );
-  await manager.start();
-  await bridge.reconcileRestored(manager.liveSocketPaths());
+    node,
+    stop: async () => {
+      await node.stop();
+      await grpc.stop();
+      await storage.stop(); // the caller owns the storage
+    },
+  };
+}
 
-  const events = registry.subscribe(type, { signal: AbortSignal.timeout(60_000) })[Symbol.asyncIterator]();
-  // --- end of README excerpt ---
+test('README library example: the plugin node registers, announces, waits, dispenses, and restarts like the daemon', async (t) => {
+  const dir = createTempDir();
+  t.after(() => dir.remove());
+  mkdirSync(dir.join('plugins'), { recursive: true });
 
-  const plugin = createExamplePlugin({
+  const first = await readmeNode(dir);
+  const { type } = first;
+  const events = first.node.registry
+    .subscribe(type, { signal: AbortSignal.timeout(60_000) })
+    [Symbol.asyncIterator]();
+  const keep = createExamplePlugin({
     socketPath: dir.join('plugins', 'my-driver.sock'),
     name: 'my-driver',
     type,
     versions: ['v1'],
   });
-  t.after(async () => {
-    await plugin.stop();
-    await manager.stop();
-    await registry.stop();
-    await grpc.stop();
-    await storage.stop();
+  const gone = createExamplePlugin({
+    socketPath: dir.join('plugins', 'old.sock'),
+    name: 'old',
+    type,
+    versions: ['v1'],
   });
-  await plugin.start();
+  t.after(async () => {
+    await keep.stop();
+    await gone.stop();
+  });
+  await keep.start();
+  await gone.start();
 
   const event = await nextWithin(events, 'the registered event');
   assert.equal(event.type, 'registered');
-  const found = await registry.waitForPlugin(type, 'my-driver', { signal: AbortSignal.timeout(30_000) });
-  assert.equal(found.connectionInfo?.socketPath, plugin.socketPath);
-  assert.deepEqual(await plugin.nextStatus(), { pluginRegistered: true, error: '' });
-  const client = await registry.dispensePlugin(type, 'my-driver');
-  assert.equal(client, await registry.dispensePlugin(type, 'my-driver'), 'the ready client is reused');
+  const found = await first.node.registry.waitForPlugin(type, 'my-driver', {
+    signal: AbortSignal.timeout(30_000),
+  });
+  assert.equal(found.connectionInfo?.socketPath, keep.socketPath);
+  assert.deepEqual(await keep.nextStatus(), { pluginRegistered: true, error: '' });
+  await first.node.registry.waitForPlugin(type, 'old', { signal: AbortSignal.timeout(30_000) });
+  const client = await first.node.registry.dispensePlugin(type, 'my-driver');
+  assert.equal(
+    client,
+    await first.node.registry.dispensePlugin(type, 'my-driver'),
+    'the ready client is reused',
+  );
+  await first.stop();
+
+  // While the library user is down, one plugin goes away; the other keeps serving.
+  await gone.stop();
+  const second = await readmeNode(dir);
+  t.after(() => second.stop());
+  const names = (second.node.registry.listPlugins(type) ?? []).map((p) => p.name);
+  assert.deepEqual(names, ['my-driver'], 'the gone plugin is dropped by the time start resolves');
+  assert.deepEqual(
+    second.node.droppedAtStart.map((p) => p.name),
+    ['old'],
+  );
+  // Confirmed by a fresh handshake, in place: its registration time is the first life's.
+  assert.deepEqual(await keep.nextStatus(), { pluginRegistered: true, error: '' });
+  const kept = second.node.registry.listInstances(type, 'my-driver')[0];
+  assert.equal(kept?.registeredAt, found.registeredAt, 'no deregistered/registered pair for the live plugin');
 });
 
 test('README library example: object manager over the directory source', async (t) => {
