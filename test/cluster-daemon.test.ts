@@ -12,6 +12,7 @@ import { createExamplePlugin } from '../src/registration/index.js';
 import {
   createTempDir,
   type EtcdServer,
+  runModule,
   siblingModule,
   spawnModule,
   startEtcdServer,
@@ -20,16 +21,8 @@ import {
 
 const MAIN = siblingModule(import.meta.url, '../src/cli/main');
 
-/** Runs the real `berth` CLI against a daemon's API socket. */
-async function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawnModule(MAIN, args);
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk) => (stdout += chunk));
-  child.stderr?.on('data', (chunk) => (stderr += chunk));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { code, stdout, stderr };
-}
+/** Runs the real `berth` CLI to completion. */
+const cli = (args: string[]) => runModule(MAIN, args);
 
 function get(socketPath: string, path: string): Promise<{ status: number; body: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {

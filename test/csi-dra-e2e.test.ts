@@ -8,20 +8,20 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
-import { createTempDir, siblingModule, spawnModule, stopChild, waitFor } from '../src/testing/index.js';
+import {
+  createTempDir,
+  runModule,
+  siblingModule,
+  spawnModule,
+  stopChild,
+  waitFor,
+} from '../src/testing/index.js';
 import { requirePythonGrpc, spawnPythonScript } from './fixtures/python-plugin.js';
 
 const MAIN = siblingModule(import.meta.url, '../src/cli/main');
 
-async function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawnModule(MAIN, args);
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk) => (stdout += chunk));
-  child.stderr?.on('data', (chunk) => (stderr += chunk));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { code, stdout, stderr };
-}
+/** Runs the real `berth` CLI to completion. */
+const cli = (args: string[]) => runModule(MAIN, args);
 
 test('berth run + a CSI driver process + berth csi drivers', { timeout: 180_000 }, async (t) => {
   if (!requirePythonGrpc(t)) return;

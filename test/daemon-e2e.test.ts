@@ -13,7 +13,14 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
-import { createTempDir, siblingModule, spawnModule, stopChild, waitFor } from '../src/testing/index.js';
+import {
+  createTempDir,
+  runModule,
+  siblingModule,
+  spawnModule,
+  stopChild,
+  waitFor,
+} from '../src/testing/index.js';
 import { pythonGrpcUnavailable, spawnPythonPlugin } from './fixtures/python-plugin.js';
 
 const MAIN = siblingModule(import.meta.url, '../src/cli/main');
@@ -54,16 +61,8 @@ function waitForLine(proc: Proc, what: string, match: (line: string) => boolean)
   );
 }
 
-/** Runs a CLI command to completion. */
-async function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawnModule(MAIN, args);
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk) => (stdout += chunk));
-  child.stderr?.on('data', (chunk) => (stderr += chunk));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { code, stdout, stderr };
-}
+/** Runs the real `berth` CLI to completion. */
+const cli = (args: string[]) => runModule(MAIN, args);
 
 interface HttpAnswer {
   status: number;

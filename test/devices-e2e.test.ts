@@ -11,7 +11,14 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
-import { createTempDir, siblingModule, spawnModule, stopChild, waitFor } from '../src/testing/index.js';
+import {
+  createTempDir,
+  runModule,
+  siblingModule,
+  spawnModule,
+  stopChild,
+  waitFor,
+} from '../src/testing/index.js';
 import { type PythonDevicePlugin, spawnPythonDevicePlugin } from './fixtures/python-device-plugin.js';
 import { requirePythonGrpc } from './fixtures/python-plugin.js';
 
@@ -48,15 +55,8 @@ function waitForLine(proc: Proc, what: string, match: (line: string) => boolean)
   );
 }
 
-async function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawnModule(MAIN, args);
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk) => (stdout += chunk));
-  child.stderr?.on('data', (chunk) => (stderr += chunk));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { code, stdout, stderr };
-}
+/** Runs the real `berth` CLI to completion. */
+const cli = (args: string[]) => runModule(MAIN, args);
 
 interface ResourceJson {
   resource: string;

@@ -27,3 +27,25 @@ export async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'S
   await exited;
   clearTimeout(timer);
 }
+
+/** What a module run to completion printed, and how it exited. */
+export interface ModuleRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a berth module (the CLI, say) as a child process to completion and collects its output. */
+export async function runModule(
+  moduleUrl: URL,
+  args: string[] = [],
+  options: SpawnOptions = {},
+): Promise<ModuleRun> {
+  const child = spawnModule(moduleUrl, args, options);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk) => (stdout += chunk));
+  child.stderr?.on('data', (chunk) => (stderr += chunk));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { code, stdout, stderr };
+}
