@@ -4,7 +4,7 @@ import { Counter, Gauge, Histogram, type Registry as MetricsRegistry } from 'pro
 import type { LeaseState } from '../cluster/index.js';
 import { type Clock, errorMessage, type Logger } from '../common/index.js';
 import type { Registry } from '../registry/index.js';
-import type { ClusterApi } from './api/routes/cluster.js';
+import type { ClusterApi } from './api/api-types.js';
 import type { ClusterConfig } from './config/cluster-config.js';
 
 export interface DaemonCluster {

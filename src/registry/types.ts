@@ -1,7 +1,5 @@
 import type { EventError, Lifecycle, PluginInstanceInfo, RegistryEvent } from '../common/index.js';
 
-export type { RegistryOptions } from './registry-options.js';
-
 /**
  * Turns a registry entry into something a consumer can use, typically a
  * connected client for the instance's socket (Nomad's PluginDispenser).

@@ -1,3 +1,10 @@
+import type {
+  ClusterEvent,
+  ClusterNode,
+  ClusterPlugin,
+  ClusterViewStatus,
+  PluginFilter,
+} from '../../cluster/index.js';
 import type { PluginInstanceInfo } from '../../common/index.js';
 import type {
   AllocationRequest,
@@ -11,7 +18,6 @@ import type {
 import type { KubeObject, ObjectResource } from '../../objects/index.js';
 import type { SocketStatus } from '../../plugin-manager/index.js';
 import type { EventBus } from '../event-bus.js';
-import type { ClusterApi } from './routes/cluster.js';
 import type { PodSummary, StatusView } from './wire-types.js';
 
 /**
@@ -101,4 +107,14 @@ export interface DraDriverService {
   drivers(): DraDriverView[];
   prepare(driver: string, claims: ClaimRef[], signal?: AbortSignal): Promise<ClaimsResult>;
   unprepare(driver: string, claims: ClaimRef[], signal?: AbortSignal): Promise<ClaimsResult>;
+}
+
+/** What the cluster routes read: the daemon's fleet view (absent when `cluster:` is not configured). */
+export interface ClusterApi {
+  nodes(): ClusterNode[];
+  plugins(filter: PluginFilter): ClusterPlugin[];
+  status(): ClusterViewStatus;
+  /** This daemon's own publishing: node name, lease state, conflict. */
+  writer(): Record<string, unknown>;
+  onEvent(listener: (event: ClusterEvent) => void): () => void;
 }

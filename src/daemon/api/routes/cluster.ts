@@ -1,24 +1,9 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type {
-  ClusterEvent,
-  ClusterNode,
-  ClusterPlugin,
-  ClusterViewStatus,
-  PluginFilter,
-} from '../../../cluster/index.js';
+import type { ClusterEvent, PluginFilter } from '../../../cluster/index.js';
 import { AsyncQueue, type Clock, type ClockTimer, type Logger } from '../../../common/index.js';
+import type { ClusterApi } from '../api-types.js';
 import { errorBody } from '../http-errors.js';
-import { queryString } from './plugins.js';
-
-/** What the cluster routes read: the daemon's fleet view (absent when `cluster:` is not configured). */
-export interface ClusterApi {
-  nodes(): ClusterNode[];
-  plugins(filter: PluginFilter): ClusterPlugin[];
-  status(): ClusterViewStatus;
-  /** This daemon's own publishing: node name, lease state, conflict. */
-  writer(): Record<string, unknown>;
-  onEvent(listener: (event: ClusterEvent) => void): () => void;
-}
+import { queryString } from '../query-string.js';
 
 export interface ClusterRouteOptions {
   clock: Clock;

@@ -2,8 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { BerthError } from '../../../common/index.js';
 import type { AllocationView, ResourceView } from '../../../handlers/index.js';
 import type { DeviceInventory } from '../api-types.js';
+import { queryString } from '../query-string.js';
 import { isoTime } from '../views.js';
-import { queryString } from './plugins.js';
 
 const ALLOCATIONS = 'allocations';
 

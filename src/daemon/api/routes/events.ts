@@ -2,8 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Clock, Logger } from '../../../common/index.js';
 import type { EventBus } from '../../event-bus.js';
 import { errorBody } from '../http-errors.js';
+import { queryString } from '../query-string.js';
 import { streamSse } from '../sse.js';
-import { queryString } from './plugins.js';
 
 export interface EventRouteOptions {
   clock: Clock;

@@ -1,15 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { BerthError } from '../../../common/index.js';
 import type { PluginCatalog } from '../api-types.js';
+import { queryString } from '../query-string.js';
 import { pluginView } from '../views.js';
 import type { PluginDetailResponse, PluginListResponse, PluginSummaryView } from '../wire-types.js';
-
-/** A query-string value, or undefined (repeated keys take the last). */
-export function queryString(query: unknown, key: string): string | undefined {
-  const value = (query as Record<string, unknown> | undefined)?.[key];
-  const last = Array.isArray(value) ? value[value.length - 1] : value;
-  return typeof last === 'string' && last !== '' ? last : undefined;
-}
 
 function currentPlugins(catalog: PluginCatalog, type: string | undefined): PluginSummaryView[] {
   const types = type === undefined ? catalog.types() : [type];
