@@ -14,7 +14,6 @@ import {
   type EtcdServer,
   runModule,
   siblingModule,
-  spawnModule,
   startEtcdServer,
   waitFor,
 } from '../src/testing/index.js';
