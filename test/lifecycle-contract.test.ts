@@ -20,7 +20,7 @@ import {
 import { EventBus } from '../src/daemon/index.js';
 import { createOperationExecutor } from '../src/executor/index.js';
 import { createDevicePluginManager } from '../src/handlers/device-plugin/index.js';
-import { createHandlerTable } from '../src/handlers/index.js';
+import { createCsiHandler, createDraHandler, createHandlerTable } from '../src/handlers/index.js';
 import { createEtcdSource } from '../src/objects/etcd.js';
 import {
   createDirectorySource,
@@ -37,7 +37,13 @@ import { createReconciler } from '../src/reconciler/index.js';
 import { dialRegistration } from '../src/registration/index.js';
 import { createGrpcDispenser, createRegistry } from '../src/registry/index.js';
 import { createMemoryStorage, createSqliteStorage } from '../src/storage/index.js';
-import { createTempDir, type EtcdServer, FakeClock, startEtcdServer } from '../src/testing/index.js';
+import {
+  createTempDir,
+  type EtcdServer,
+  FakeClock,
+  recordingServices,
+  startEtcdServer,
+} from '../src/testing/index.js';
 import { createPluginWatcher } from '../src/watcher/index.js';
 
 interface Made {
@@ -122,6 +128,8 @@ const COMPONENTS: Record<string, () => Made | Promise<Made>> = {
   },
   'gRPC dispenser': () => ({ subject: createGrpcDispenser() }),
   // Built-in handlers with a life of their own.
+  'CSI handler': () => ({ subject: createCsiHandler(recordingServices()) }),
+  'DRA handler': () => ({ subject: createDraHandler(recordingServices({ clock: new FakeClock() })) }),
   'device plugin manager': () => {
     const dir = createTempDir();
     return {

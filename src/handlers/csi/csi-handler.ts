@@ -6,7 +6,7 @@
  * node info; keep a CSINode-like entry per driver and record the facts on
  * the registry instance; drop the entry when the instance that set it goes.
  */
-import { BerthError, type Logger } from '../../common/index.js';
+import { BerthError, LifecycleController, type LifecycleState, type Logger } from '../../common/index.js';
 import type { GenericVersion } from '../generic-version.js';
 import type {
   BuiltinHandler,
@@ -60,12 +60,20 @@ export class CsiHandler implements BuiltinHandler {
   readonly #logger: Logger;
   readonly #drivers = new Map<string, DriverEntry>();
   readonly #abort = new AbortController();
+  // Stopping cuts short any registration still asking its driver.
+  readonly #lifecycle = new LifecycleController({
+    onStop: () => this.#abort.abort(new BerthError('BERTH_SHUT_DOWN', 'the CSI handler is stopping')),
+  });
 
   constructor(services: HandlerServices, delegate?: PluginHandler) {
     this.#services = services;
     this.#delegate = delegate;
     this.#options = csiOptions(services.options);
     this.#logger = services.logger;
+  }
+
+  get state(): LifecycleState {
+    return this.#lifecycle.state;
   }
 
   async validatePlugin(name: string, endpoint: string, versions: string[], context: PluginCallContext) {
@@ -182,11 +190,16 @@ export class CsiHandler implements BuiltinHandler {
     return out.sort((a, b) => a.name.localeCompare(b.name));
   }
 
-  async start(): Promise<void> {}
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#lifecycle.start(signal);
+  }
 
-  /** Cuts short any registration still asking its driver. */
-  async stop(): Promise<void> {
-    this.#abort.abort(new BerthError('BERTH_SHUT_DOWN', 'the CSI handler is stopping'));
+  stop(): Promise<void> {
+    return this.#lifecycle.stop();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
   }
 }
 

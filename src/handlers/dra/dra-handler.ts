@@ -8,7 +8,13 @@
  * `driver-unusable` (the moment the kubelet wipes the driver's slices); a
  * registration or reconnect inside the delay cancels it.
  */
-import { BerthError, type ClockTimer, type Logger } from '../../common/index.js';
+import {
+  BerthError,
+  type ClockTimer,
+  LifecycleController,
+  type LifecycleState,
+  type Logger,
+} from '../../common/index.js';
 import { callUnary } from '../../registration/index.js';
 import { grpcErrorText } from '../grpc-error-text.js';
 import type {
@@ -79,12 +85,17 @@ export class DraHandler implements BuiltinHandler {
   readonly #drivers = new Map<string, DriverState>();
   #seq = 0;
   #stopped = false;
+  readonly #lifecycle = new LifecycleController({ onStop: () => this.#closeAll() });
 
   constructor(services: HandlerServices, delegate?: PluginHandler) {
     this.#services = services;
     this.#delegate = delegate;
     this.#options = draOptions(services.options);
     this.#logger = services.logger;
+  }
+
+  get state(): LifecycleState {
+    return this.#lifecycle.state;
   }
 
   get options(): Readonly<DraHandlerOptions> {
@@ -332,11 +343,20 @@ export class DraHandler implements BuiltinHandler {
     }
   }
 
-  async start(): Promise<void> {}
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#lifecycle.start(signal);
+  }
 
   /** Closes every connection and cancels pending `driver-unusable` events. */
-  async stop(): Promise<void> {
-    if (this.#stopped) return;
+  stop(): Promise<void> {
+    return this.#lifecycle.stop();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
+  }
+
+  #closeAll(): void {
     this.#stopped = true;
     for (const driver of this.#drivers.values()) {
       if (driver.timer !== undefined) this.#services.clock.clearTimeout(driver.timer);
