@@ -92,4 +92,44 @@ describe('cluster: config section', () => {
       /objects\.source\.auth: not used by a directory source/,
     );
   });
+
+  it("an etcd object source without endpoints shares the cluster view's connection (endpoints, TLS, user)", () => {
+    const file = parse({
+      cluster: {
+        etcd: {
+          endpoints: ['https://etcd-1:2379'],
+          tls: { ca: 'pki/ca.pem' },
+          auth: { username: 'berth', password: 's3cret' },
+        },
+      },
+      objects: { source: { type: 'etcd', prefix: '/objects/' } },
+    });
+    const config = resolveDaemonConfig(file, { dataDir: '/d', config: '/etc/berth/berth.yaml' }, { env: {} });
+    assert.deepEqual(config.objects.source, {
+      type: 'etcd',
+      prefix: '/objects/',
+      endpoints: ['https://etcd-1:2379'],
+      tls: { ca: '/etc/berth/pki/ca.pem' },
+      auth: { username: 'berth', password: 's3cret' },
+    });
+    // Its own endpoints win, and it keeps its own (absent) TLS.
+    const own = resolveDaemonConfig(
+      parse({
+        cluster: { etcd: { endpoints: ['https://etcd-1:2379'], tls: { ca: '/ca.pem' } } },
+        objects: { source: { type: 'etcd', endpoints: ['http://objects:2379'] } },
+      }),
+      { dataDir: '/d' },
+      { env: {} },
+    );
+    assert.deepEqual(own.objects.source, { type: 'etcd', endpoints: ['http://objects:2379'] });
+    // Without a cluster section there is nothing to share.
+    rejects({ objects: { source: 'etcd' } }, 'objects.source.endpoints: required for an etcd source');
+    rejects(
+      {
+        cluster: { etcd: { endpoints: ['http://e:2379'] } },
+        objects: { source: { type: 'etcd', auth: { username: 'u', password: 'p' } } },
+      },
+      'tls and auth go with endpoints',
+    );
+  });
 });

@@ -100,9 +100,6 @@ const objectSource = z.preprocess(
           ctx.addIssue({ code: 'custom', path: [key], message: `not used by a ${source.type} source` });
         }
       }
-      if (source.type === 'etcd' && source.endpoints === undefined) {
-        ctx.addIssue({ code: 'custom', path: ['endpoints'], message: 'required for an etcd source' });
-      }
     }),
 );
 
@@ -212,6 +209,32 @@ export const configFileSchema = z.strictObject({
     })
     .optional(),
   cluster: clusterSchema.optional(),
+});
+
+/**
+ * An etcd object source names its own endpoints, or shares the cluster view's
+ * connection (`cluster.etcd`: endpoints, TLS, user and password).
+ */
+export const configFileSchemaChecked = configFileSchema.superRefine((file, ctx) => {
+  const source = file.objects?.source;
+  if (source?.type === 'etcd' && source.endpoints === undefined && file.cluster === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['objects', 'source', 'endpoints'],
+      message: 'required for an etcd source (or configure `cluster.etcd`, whose connection it then shares)',
+    });
+  }
+  if (
+    source?.type === 'etcd' &&
+    source.endpoints === undefined &&
+    (source.tls !== undefined || source.auth !== undefined)
+  ) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['objects', 'source', 'endpoints'],
+      message: 'tls and auth go with endpoints; without endpoints the source shares `cluster.etcd` whole',
+    });
+  }
 });
 
 export type ConfigFile = z.output<typeof configFileSchema>;

@@ -6,7 +6,12 @@ import type { z } from 'zod';
 import type { EtcdConnectionSettings } from '../../cluster/index.js';
 import { type BackoffPolicy, BerthError, backoffProblem, errorMessage } from '../../common/index.js';
 import { type ClusterConfig, resolveClusterConfig } from './cluster-config.js';
-import { type ConfigFile, configFileSchema, type LogLevel, type ObjectStrategy } from './config-schema.js';
+import {
+  type ConfigFile,
+  configFileSchemaChecked,
+  type LogLevel,
+  type ObjectStrategy,
+} from './config-schema.js';
 import {
   DEFAULTS,
   dataDirLayout,
@@ -134,7 +139,7 @@ export function parseConfigDocument(document: unknown, source: string): ConfigFi
   if (typeof document !== 'object' || Array.isArray(document)) {
     throw configError(source, 'expected a mapping of keys at the top level');
   }
-  const result = configFileSchema.safeParse(document);
+  const result = configFileSchemaChecked.safeParse(document);
   if (!result.success) throw configError(source, formatConfigIssues(result.error.issues).join('; '));
   return result.data;
 }
@@ -310,6 +315,11 @@ export function resolveDaemonConfig(
   if (listen !== undefined) config.listen = listen;
   const cluster = resolveClusterConfig(file.cluster, dataDir, (p) => fromFile(p) ?? p, env);
   if (cluster !== undefined) config.cluster = cluster;
+  const source = config.objects.source;
+  if (source.type === 'etcd' && source.endpoints.length === 0 && cluster !== undefined) {
+    // No endpoints of its own: the etcd object source shares the cluster view's connection.
+    config.objects.source = { ...source, ...structuredClone(cluster.etcd) };
+  }
   return config;
 }
 
