@@ -96,32 +96,25 @@ describe('hostile plugins: registration', { concurrency: false }, () => {
       );
     }));
 
-  // Known to break the latency bound on this branch: with 1,000 sockets in backoff, every
-  // reconcile pass (one per change of any plugin) builds a BerthError with a formatted message
-  // for each socket still in backoff (executor/exponential-backoff.ts refusal), about 10 s of
-  // CPU per minute of churn in a profile; good plugins' p50 went from 0.16-0.28 s to 1.4-1.8 s.
-  // The outcome assertions hold. The pipeline rewrite of the reconciler/executor removes the
-  // per-pass cost; drop this todo when it lands.
-  it(
-    '1,000 stale sockets fail fast with connection refused and register nothing',
-    { todo: 'reconciler cost per socket in backoff (pipeline rewrite)' },
-    () =>
-      hostileCase('stale', async (daemon) => {
-        const stale = await waitFor(
-          'every stale socket to have failed',
-          async () => {
-            const list = (await sockets(daemon)).filter((s) => s.socketPath.includes('/stale/'));
-            return list.length === 1000 && list.every((s) => s.lastError?.code === 'BERTH_DIAL_FAILED')
-              ? list
-              : undefined;
-          },
-          { timeoutMs: OUTCOME_DEADLINE_MS, intervalMs: 100 },
-        );
-        assert.match(stale[0]?.lastError?.message ?? '', /connection refused/);
-        assert.equal(
-          (daemon.registry.listPlugins(TYPE) ?? []).filter((p) => !p.name.startsWith('good-')).length,
-          0,
-        );
-      }),
-  );
+  // A stale socket costs the others nothing: while every slot is taken, and on every retry
+  // after a refusal, the executor probes with a plain connect before it takes a slot or builds
+  // a gRPC channel (executor/young-socket.ts), so only sockets that accept wait in the queue.
+  it('1,000 stale sockets fail fast with connection refused and register nothing', () =>
+    hostileCase('stale', async (daemon) => {
+      const stale = await waitFor(
+        'every stale socket to have failed',
+        async () => {
+          const list = (await sockets(daemon)).filter((s) => s.socketPath.includes('/stale/'));
+          return list.length === 1000 && list.every((s) => s.lastError?.code === 'BERTH_DIAL_FAILED')
+            ? list
+            : undefined;
+        },
+        { timeoutMs: OUTCOME_DEADLINE_MS, intervalMs: 100 },
+      );
+      assert.match(stale[0]?.lastError?.message ?? '', /connection refused/);
+      assert.equal(
+        (daemon.registry.listPlugins(TYPE) ?? []).filter((p) => !p.name.startsWith('good-')).length,
+        0,
+      );
+    }));
 });

@@ -23,6 +23,8 @@ export interface RegisterDeps {
   /** Bounds the attempts in flight; held from the dial to the end of the attempt. */
   slots?: Slots;
   youngSocketRetry?: YoungSocketRetry | false;
+  /** The previous attempt was refused: probe with a plain connect before taking a slot. */
+  probeFirst?: boolean;
 }
 
 /**

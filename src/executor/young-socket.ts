@@ -1,7 +1,7 @@
 import { lstat } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import { abortedError } from '../common/index.js';
+import { abortedError, BerthError } from '../common/index.js';
 import type { DialRegistration, RegistrationConnection } from '../registration/types.js';
 import type { ExecutorTimeouts, YoungSocketRetry } from './executor-options.js';
 import type { Slots } from './slots.js';
@@ -11,6 +11,13 @@ export interface YoungDialDeps {
   timeouts: ExecutorTimeouts;
   slots?: Slots;
   youngSocketRetry?: YoungSocketRetry | false;
+  /**
+   * The socket refused the last attempt: try a plain connect first, and fail
+   * at once if it still refuses, so a stale file retried out of backoff never
+   * holds a slot or builds a gRPC channel (1,000 of them would otherwise queue
+   * ahead of fresh plugins in the FIFO slots).
+   */
+  probeFirst?: boolean;
 }
 
 /**
@@ -31,14 +38,26 @@ export async function dialYoungSocket(
 ): Promise<RegistrationConnection> {
   const young = deps.youngSocketRetry;
   let retry = 0;
+  // Probe first on a retry after a refusal, and whenever every slot is taken:
+  // then only sockets that accept a connection wait in the FIFO queue, and a
+  // stale file (young or old) never holds a slot or builds a gRPC channel. A
+  // quiet node dials at once, without the extra connect.
+  let probeFirst =
+    deps.probeFirst === true || (deps.slots !== undefined && deps.slots.held >= deps.slots.size);
   for (;;) {
-    await deps.slots?.acquire(signal);
     let failure: unknown;
-    try {
-      return await deps.dial(socketPath, { timeoutMs: deps.timeouts.dialMs, signal });
-    } catch (err) {
-      deps.slots?.release();
-      failure = err;
+    if (probeFirst) {
+      probeFirst = false;
+      failure = await refusal(socketPath);
+    }
+    if (failure === undefined) {
+      await deps.slots?.acquire(signal);
+      try {
+        return await deps.dial(socketPath, { timeoutMs: deps.timeouts.dialMs, signal });
+      } catch (err) {
+        deps.slots?.release();
+        failure = err;
+      }
     }
     if (young === undefined || young === false || signal.aborted || !isConnectionRefused(failure))
       throw failure;
@@ -55,6 +74,35 @@ export async function dialYoungSocket(
       if (!isYoung()) throw failure;
     }
   }
+}
+
+/**
+ * A plain connect(): a dial error (the words dial.ts uses) when it is refused
+ * right now, undefined when it connects, fails otherwise or does not answer
+ * within a second (the real dial then decides).
+ */
+function refusal(socketPath: string): Promise<BerthError | undefined> {
+  return new Promise((resolve) => {
+    const socket = connect({ path: socketPath });
+    const done = (result: BerthError | undefined) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(result);
+    };
+    const timer = setTimeout(() => done(undefined), 1000);
+    socket.once('connect', () => done(undefined));
+    socket.once('error', (err: NodeJS.ErrnoException) => {
+      done(
+        err.code === 'ECONNREFUSED'
+          ? new BerthError(
+              'BERTH_DIAL_FAILED',
+              `cannot connect to plugin socket ${socketPath}: connection refused (ECONNREFUSED): no process is listening on the socket`,
+              { cause: err },
+            )
+          : undefined,
+      );
+    });
+  });
 }
 
 /** True when a plain connect() to the socket is refused right now. */

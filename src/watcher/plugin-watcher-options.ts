@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { DesiredStateOfWorld } from '../cache/types.js';
 import { BerthError, type Clock, type Logger, silentLogger, systemClock } from '../common/index.js';
+import { inspectPath } from './inspect-path.js';
 import type { TreeWatch } from './tree-watch.js';
 
 export interface PluginWatcherOptions {
@@ -16,9 +17,20 @@ export interface PluginWatcherOptions {
   rescanIntervalMs?: number;
   /** Watch the tree with fs.watch (see tree-watch.ts). Default true; false leaves discovery to the rescans. */
   useFsWatch?: boolean;
+  /** @internal How a path is looked at (default inspectPath); tests count the calls. */
+  inspect?: typeof inspectPath;
 }
 
 export const DEFAULT_RESCAN_INTERVAL_MS = 10_000;
+
+/**
+ * While fs.watch covers a directory, a periodic rescan reads the directory but
+ * stats only the sockets it does not know (a known socket re-created in place
+ * reaches the watch as an event); every this-many-th periodic rescan stats
+ * every socket again, to repair what the watch may have lost. At 5,000 sockets
+ * a stat of each was most of an idle node's CPU.
+ */
+export const FULL_RESCAN_EVERY = 6;
 
 export interface WatchedRoot {
   readonly path: string;
@@ -38,6 +50,7 @@ export interface ResolvedOptions {
   logger: Logger;
   rescanIntervalMs: number;
   useFsWatch: boolean;
+  inspect: typeof inspectPath;
 }
 
 export function resolveOptions(options: PluginWatcherOptions): ResolvedOptions {
@@ -75,5 +88,6 @@ export function resolveOptions(options: PluginWatcherOptions): ResolvedOptions {
     logger: (options.logger ?? silentLogger).child({ component: 'plugin-watcher' }),
     rescanIntervalMs,
     useFsWatch: options.useFsWatch ?? true,
+    inspect: options.inspect ?? inspectPath,
   };
 }

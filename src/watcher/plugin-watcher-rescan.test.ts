@@ -5,6 +5,8 @@ import { describe, it, type TestContext } from 'node:test';
 import { createDesiredStateOfWorld } from '../cache/index.js';
 import { createRecordingLogger, createTempDir, FakeClock, SocketPool, waitFor } from '../testing/index.js';
 import { createPluginWatcher, type PluginWatcherOptions } from './index.js';
+import { inspectPath } from './inspect-path.js';
+import { FULL_RESCAN_EVERY } from './plugin-watcher-options.js';
 
 /** The rescan timer runs on a FakeClock: time moves only when a test advances it. */
 function setup(t: TestContext, overrides: Partial<PluginWatcherOptions> = {}, deprecatedName?: string) {
@@ -60,6 +62,36 @@ describe('plugin watcher: periodic rescan', () => {
     await tick();
     assert.deepEqual(dsw.getPluginsToRegister(), []);
     assert.deepEqual(watcher.knownSockets(), []);
+  });
+
+  it('with fs.watch, stats known sockets only on every FULL_RESCAN_EVERY-th periodic rescan, and still finds what changed', async (t) => {
+    const inspected: string[] = [];
+    const inspect: typeof inspectPath = (path, options) => {
+      inspected.push(path);
+      return inspectPath(path, options);
+    };
+    const { dir, dsw, pool, watcher, tick } = setup(t, { inspect });
+    await watcher.start();
+    const paths = await Promise.all(
+      Array.from({ length: 10 }, async (_, i) => (await pool.serve(join(dir, `s${i}.sock`))).path),
+    );
+    await waitFor('the watch to find all ten', () => paths.every((p) => dsw.pluginExists(p)));
+    const statsOfKnown = () => inspected.filter((p) => paths.includes(p)).length;
+
+    const before = statsOfKnown();
+    for (let i = 1; i < FULL_RESCAN_EVERY; i += 1) await tick();
+    assert.equal(statsOfKnown(), before, 'light rescans stat no known socket');
+    await tick();
+    assert.equal(statsOfKnown(), before + paths.length, 'the full rescan stats each known socket once');
+
+    // A known socket removed and a new one added are seen (by the watch, or at the latest by a light rescan).
+    rmSync(paths[0] as string);
+    const late = await pool.serve(join(dir, 'late.sock'));
+    await tick();
+    await waitFor(
+      'the removal and the addition',
+      () => !dsw.pluginExists(paths[0] as string) && dsw.pluginExists(late.path),
+    );
   });
 
   it('gives a socket re-created between two rescans a new generation', async (t) => {

@@ -2,9 +2,9 @@ import type { Dirent } from 'node:fs';
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { abortedError, BerthError, type ClockTimer, errorMessage, type Logger } from '../common/index.js';
-import { inspectPath } from './inspect-path.js';
 import { isHiddenBelow, isWithin } from './paths.js';
 import {
+  FULL_RESCAN_EVERY,
   type PluginWatcherOptions,
   type ResolvedOptions,
   resolveOptions,
@@ -68,6 +68,11 @@ export class PluginWatcher implements AsyncDisposable {
   #state: PluginWatcherState = 'new';
   #tail: Promise<void> = Promise.resolve();
   #queuedScan: Promise<void> | undefined;
+  /** Whether the queued scan stats known sockets too (any full request makes it full). */
+  #queuedScanStatsKnown = false;
+  /** Whether the scan in progress stats known sockets in watched directories. */
+  #statKnown = true;
+  #periodicScans = 0;
   #timer: ClockTimer | undefined;
   #startPromise: Promise<void> | undefined;
   #stopPromise: Promise<void> | undefined;
@@ -111,12 +116,24 @@ export class PluginWatcher implements AsyncDisposable {
    * while another scan is queued but not yet begun joins that scan.
    */
   rescan(): Promise<void> {
+    return this.#rescan(true);
+  }
+
+  /** `statKnown` false: known sockets in a watched directory are not statted (see FULL_RESCAN_EVERY). */
+  #rescan(statKnown: boolean): Promise<void> {
     if (this.#state === 'stopped') {
       return Promise.reject(new BerthError('BERTH_SHUT_DOWN', 'plugin watcher is stopped'));
     }
+    if (statKnown) this.#queuedScanStatsKnown = true;
     this.#queuedScan ??= this.#enqueue(async () => {
       this.#queuedScan = undefined;
-      await this.#scanAll();
+      this.#statKnown = this.#queuedScanStatsKnown;
+      this.#queuedScanStatsKnown = false;
+      try {
+        await this.#scanAll();
+      } finally {
+        this.#statKnown = true;
+      }
     });
     return this.#queuedScan;
   }
@@ -214,7 +231,8 @@ export class PluginWatcher implements AsyncDisposable {
     // Re-armed only after the scan finishes, so a slow scan delays the next one instead of piling up.
     this.#timer = this.#options.clock.setTimeout(() => {
       this.#timer = undefined;
-      this.rescan()
+      this.#periodicScans += 1;
+      this.#rescan(this.#periodicScans % FULL_RESCAN_EVERY === 0)
         .catch(() => {})
         .finally(() => this.#armTimer());
     }, interval);
@@ -230,7 +248,7 @@ export class PluginWatcher implements AsyncDisposable {
   /** Re-creates a vanished root, then reconciles the whole tree (the walk re-establishes watches). */
   async #scanRoot(root: WatchedRoot): Promise<void> {
     root.failedThisScan = false;
-    let dir = await inspectPath(root.path, { followDirectoryLinks: true });
+    let dir = await this.#options.inspect(root.path, { followDirectoryLinks: true });
     if (dir.kind === 'missing') {
       try {
         await mkdir(root.path, { recursive: true, mode: 0o755 });
@@ -241,7 +259,7 @@ export class PluginWatcher implements AsyncDisposable {
           `error (re-)creating root ${root.path}: ${errorMessage(err)}`,
         );
       }
-      dir = await inspectPath(root.path, { followDirectoryLinks: true });
+      dir = await this.#options.inspect(root.path, { followDirectoryLinks: true });
     }
     if (dir.kind !== 'directory') {
       root.tree?.removeWithin(root.path);
@@ -260,7 +278,7 @@ export class PluginWatcher implements AsyncDisposable {
   async #watchDirectory(root: WatchedRoot, dir: string): Promise<void> {
     if (root.tree === undefined || this.#state === 'stopped') return;
     // The walk only gets here for real directories, or for the root (which may be a link).
-    const found = await inspectPath(dir, { followDirectoryLinks: true });
+    const found = await this.#options.inspect(dir, { followDirectoryLinks: true });
     if (found.kind !== 'directory') return;
     try {
       root.tree.add(dir, found.identity);
@@ -313,7 +331,7 @@ export class PluginWatcher implements AsyncDisposable {
       await this.#inspectRoot(root);
       return;
     }
-    const found = await inspectPath(path);
+    const found = await this.#options.inspect(path);
     // Whatever is at `path` now, a directory watched there before is gone (a new one gets a new watch).
     if (found.kind !== 'directory' && found.kind !== 'error') root.tree?.removeWithin(path);
     switch (found.kind) {
@@ -346,7 +364,7 @@ export class PluginWatcher implements AsyncDisposable {
   }
 
   async #inspectRoot(root: WatchedRoot): Promise<void> {
-    const dir = await inspectPath(root.path, { followDirectoryLinks: true });
+    const dir = await this.#options.inspect(root.path, { followDirectoryLinks: true });
     if (dir.kind === 'directory') {
       await this.#syncTree(root, root.path);
       return;
@@ -373,7 +391,7 @@ export class PluginWatcher implements AsyncDisposable {
     for (const [path, known] of [...this.#known]) {
       if (this.#state === 'stopped') return;
       if (known.root !== root || seen.has(path) || !isWithin(path, dir)) continue;
-      const found = await inspectPath(path);
+      const found = await this.#options.inspect(path);
       if (found.kind === 'socket') this.#observeSocket(root, path, found.identity);
       else if (found.kind === 'missing') this.#forget(path, 'removed');
       else if (found.kind !== 'error') this.#forget(path, 'no longer a socket');
@@ -392,6 +410,7 @@ export class PluginWatcher implements AsyncDisposable {
       else this.#log.warn({ err, dir }, 'cannot read plugin directory');
       return;
     }
+    const statKnown = this.#statKnown || root.watchFailing || !root.tree?.isWatching(dir);
     const candidates: string[] = [];
     for (const entry of entries) {
       if (this.#state === 'stopped') return;
@@ -408,11 +427,15 @@ export class PluginWatcher implements AsyncDisposable {
         this.#log.debug({ path }, 'ignoring non-socket file');
         continue;
       }
+      if (!statKnown && entry.isSocket() && this.#known.get(path)?.root === root) {
+        seen.add(path); // still there; a re-creation in place reaches the watch as an event
+        continue;
+      }
       candidates.push(path);
     }
     // Inspect one directory's candidates concurrently: at start-up with many
     // sockets, a stat at a time made discovery (not the handshakes) the bottleneck.
-    const inspected = await Promise.all(candidates.map((path) => inspectPath(path)));
+    const inspected = await Promise.all(candidates.map((path) => this.#options.inspect(path)));
     inspected.forEach((found, i) => {
       const path = candidates[i] as string;
       if (found.kind === 'socket') {
