@@ -4,7 +4,7 @@
  * One row per (resource, workload). A row that cannot be decoded is reported
  * and skipped on load, never silently dropped from the file.
  */
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { BerthError, errorMessage } from '../../common/index.js';
@@ -34,7 +34,12 @@ export class AllocationStore {
 
   constructor(readonly path: string) {
     try {
-      if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      if (path !== ':memory:') {
+        mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+        // Owner-only whatever the umask, as state.db: SQLite gives its -wal and -shm files the same mode.
+        closeSync(openSync(path, 'a', 0o600));
+        chmodSync(path, 0o600);
+      }
       this.#db = new Database(path);
       this.#db.pragma('journal_mode = WAL');
       this.#db.pragma('synchronous = FULL');

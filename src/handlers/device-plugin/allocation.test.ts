@@ -6,6 +6,7 @@
  * turned unhealthy while allocated.
  */
 import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
@@ -289,4 +290,23 @@ test('the allocation file is WAL with synchronous=FULL, and a corrupt row is rep
   );
   assert.equal(events.length, 1);
   assert.match(events[0] ?? '', /^allocation example.com\/gpu\/broken: /);
+});
+
+test('devices.db is owner-only (0600) even under umask 000', async (t) => {
+  const dir = createTempDir();
+  t.after(() => dir.remove());
+  const previous = process.umask(0);
+  let manager: DevicePluginManager;
+  try {
+    manager = createDevicePluginManager({
+      databasePath: dir.join('state', 'devices.db'),
+      clock: new FakeClock(),
+    });
+    await manager.start();
+  } finally {
+    process.umask(previous);
+  }
+  t.after(() => manager.stop());
+  assert.equal(statSync(dir.join('state', 'devices.db')).mode & 0o777, 0o600);
+  assert.equal(statSync(dir.join('state')).mode & 0o777, 0o700);
 });
