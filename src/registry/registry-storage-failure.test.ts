@@ -1,14 +1,15 @@
 /**
  * Storage failure is honest, on real files: a full disk (a small tmpfs,
  * mounted when the test runs as root) and a read-only database (chmod 0444,
- * in a child process run as an unprivileged user, since root ignores modes).
+ * in a child process without CAP_DAC_OVERRIDE, since root otherwise ignores modes).
  * In both, a change that cannot be persisted is not applied, the failure is
  * visible, and the registry recovers by itself once writes work again.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { chownSync, closeSync, openSync, unlinkSync, writeSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import type { PluginEvent } from '../common/index.js';
 import { createSqliteStorage, type SqliteStorage } from '../storage/index.js';
@@ -17,7 +18,6 @@ import {
   instrumented,
   nodePlugin,
   siblingModule,
-  spawnModule,
   stopChild,
   waitFor,
 } from '../testing/index.js';
@@ -153,14 +153,20 @@ describe('registry storage failures on real files', () => {
     const dir = createTempDir();
     t.after(() => dir.remove());
     const path = dir.join('state.db');
-    // Root ignores file modes, so the scenario runs as "nobody" in a child process.
-    const asUser = isRoot ? { uid: 65534, gid: 65534 } : {};
-    if (isRoot) chownSync(dir.path, 65534, 65534);
-    const child = spawnModule(
-      siblingModule(import.meta.url, '../../test/fixtures/registry-readonly'),
-      [path],
-      asUser,
-    );
+    // Root ignores file modes through CAP_DAC_OVERRIDE, so as root the scenario runs in a child
+    // without that capability (setpriv drops it from the bounding set): still uid 0, so it reads
+    // the checkout wherever it lies, but a 0444 file is read-only to it.
+    const fixture = fileURLToPath(siblingModule(import.meta.url, '../../test/fixtures/registry-readonly'));
+    const nodeArgs = [...(fixture.endsWith('.ts') ? ['--import', 'tsx'] : []), fixture, path];
+    const child = isRoot
+      ? spawn(
+          'setpriv',
+          ['--bounding-set=-dac_override,-dac_read_search', '--', process.execPath, ...nodeArgs],
+          {
+            stdio: ['ignore', 'pipe', 'pipe'],
+          },
+        )
+      : spawn(process.execPath, nodeArgs, { stdio: ['ignore', 'pipe', 'pipe'] });
     t.after(() => stopChild(child, 'SIGKILL'));
     let stdout = '';
     let stderr = '';
