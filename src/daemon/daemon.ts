@@ -49,12 +49,14 @@ export type DaemonState = 'new' | 'starting' | 'ready' | 'stopping' | 'stopped';
 
 /**
  * berth's one composition root. Start order: claim the API socket → object
- * source (constructed only) → storage → registry (with a gRPC dispenser) →
- * plugin manager (first scan) → confirm or drop restored instances → object
- * manager → API → ready. Stop runs it backwards; nothing persisted is lost
- * because every registry change is written synchronously as it happens, and
- * berth's own shutdown never deregisters anything (the plugin manager does not
- * roll back an attempt that its stop cut short).
+ * source (constructed only) → storage → gRPC dispenser → plugin node
+ * (registry, plugin manager, bridge) → built-in handlers → the node's start
+ * (first scan, restored instances confirmed or dropped) → cluster view (when
+ * configured) → object manager → API → ready. Stop runs it backwards under
+ * the shutdown deadline; nothing acknowledged is lost because a registration
+ * is durable before its plugin hears Notify(true), and berth's own shutdown
+ * never deregisters anything (the plugin manager does not roll back an
+ * attempt that its stop cut short).
  */
 export class Daemon implements AsyncDisposable {
   readonly config: DaemonConfig;
@@ -152,7 +154,6 @@ export class Daemon implements AsyncDisposable {
       socketPath: config.apiSocketPath,
       ...(served.tcp === undefined ? {} : { tcp: served.tcp }),
     };
-    this.#stillStarting();
     this.#stillStarting();
 
     // The object source is only constructed here (a bad kubeconfig fails before anything
