@@ -11,7 +11,6 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { test } from 'node:test';
 import {
   createTempDir,
@@ -19,47 +18,15 @@ import {
   siblingModule,
   spawnModule,
   stopChild,
+  trackChild,
   waitFor,
+  waitForLine,
 } from '../src/testing/index.js';
 import { pythonGrpcUnavailable, spawnPythonPlugin } from './fixtures/python-plugin.js';
 
 const MAIN = siblingModule(import.meta.url, '../src/cli/main');
 const EXAMPLE_TYPE = 'example.com/berth-example';
 const PYTHON_TYPE = 'example.com/python-interop';
-
-/** A child process with its output kept as lines, for waiting on. */
-interface Proc {
-  child: ChildProcess;
-  stdout: string[];
-  stderr: string[];
-  exited: Promise<number | null>;
-}
-
-function track(child: ChildProcess, children: Set<ChildProcess>): Proc {
-  children.add(child);
-  const proc: Proc = {
-    child,
-    stdout: [],
-    stderr: [],
-    exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))),
-  };
-  if (child.stdout) createInterface({ input: child.stdout }).on('line', (line) => proc.stdout.push(line));
-  if (child.stderr) createInterface({ input: child.stderr }).on('line', (line) => proc.stderr.push(line));
-  return proc;
-}
-
-function waitForLine(proc: Proc, what: string, match: (line: string) => boolean): Promise<string> {
-  return waitFor(
-    what,
-    () => {
-      if (proc.child.exitCode !== null) {
-        throw new Error(`process exited (${proc.child.exitCode}): ${proc.stderr.slice(-5).join(' | ')}`);
-      }
-      return proc.stdout.find(match);
-    },
-    { timeoutMs: 60_000, intervalMs: 20 },
-  );
-}
 
 /** Runs the real `berth` CLI to completion. */
 const cli = (args: string[]) => runModule(MAIN, args);
@@ -170,7 +137,7 @@ test('berth run, plugins, API, CLI, stop and restart', { timeout: 240_000 }, asy
   writeFileSync(configPath, `handlers:\n  - type: ${PYTHON_TYPE}\n    versions: [v1]\nlogLevel: debug\n`);
 
   const startDaemon = async () => {
-    const daemon = track(
+    const daemon = trackChild(
       spawnModule(MAIN, ['run', '--data-dir', dataDir, '--config', configPath, '--listen', '127.0.0.1:0']),
       children,
     );
@@ -186,7 +153,7 @@ test('berth run, plugins, API, CLI, stop and restart', { timeout: 240_000 }, asy
   };
 
   const examplePlugin = async (name: string, extra: string[] = []) => {
-    const proc = track(
+    const proc = trackChild(
       spawnModule(MAIN, ['example-plugin', '--name', name, '--data-dir', dataDir, ...extra]),
       children,
     );
@@ -294,7 +261,7 @@ test('berth run, plugins, API, CLI, stop and restart', { timeout: 240_000 }, asy
   // Events: a plugin comes and goes.
   const stream = followEvents(apiSocket);
   t.after(() => stream.close());
-  const follower = track(spawnModule(MAIN, ['events', '--json', '--data-dir', dataDir]), children);
+  const follower = trackChild(spawnModule(MAIN, ['events', '--json', '--data-dir', dataDir]), children);
   await waitFor('two event clients', async () => {
     const status = await http(unix, 'GET', '/v1/status');
     return status.json.counts.eventClients === 2;

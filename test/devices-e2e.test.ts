@@ -9,7 +9,6 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { test } from 'node:test';
 import {
   createTempDir,
@@ -17,7 +16,9 @@ import {
   siblingModule,
   spawnModule,
   stopChild,
+  trackChild,
   waitFor,
+  waitForLine,
 } from '../src/testing/index.js';
 import { type PythonDevicePlugin, spawnPythonDevicePlugin } from './fixtures/python-device-plugin.js';
 import { requirePythonGrpc } from './fixtures/python-plugin.js';
@@ -26,34 +27,7 @@ const MAIN = siblingModule(import.meta.url, '../src/cli/main');
 const GPU = 'py.example.com/gpu';
 const NIC = 'py.example.com/nic';
 
-interface Proc {
-  child: ChildProcess;
-  stdout: string[];
-  stderr: string[];
-}
-
-function track(child: ChildProcess, children: Set<ChildProcess>): Proc {
-  children.add(child);
-  const proc: Proc = { child, stdout: [], stderr: [] };
-  if (child.stdout) createInterface({ input: child.stdout }).on('line', (line) => proc.stdout.push(line));
-  if (child.stderr) createInterface({ input: child.stderr }).on('line', (line) => proc.stderr.push(line));
-  return proc;
-}
-
 const longWait = { timeoutMs: 60_000, intervalMs: 25 };
-
-function waitForLine(proc: Proc, what: string, match: (line: string) => boolean): Promise<string> {
-  return waitFor(
-    what,
-    () => {
-      if (proc.child.exitCode !== null) {
-        throw new Error(`process exited (${proc.child.exitCode}): ${proc.stderr.slice(-5).join(' | ')}`);
-      }
-      return proc.stdout.find(match);
-    },
-    longWait,
-  );
-}
 
 /** Runs the real `berth` CLI to completion. */
 const cli = (args: string[]) => runModule(MAIN, args);
@@ -92,7 +66,7 @@ test('berth run with device plugins: live inventory, allocation across a restart
   writeFileSync(configPath, 'handlerOptions:\n  DevicePlugin:\n    gracePeriod: 10m\n');
 
   const startDaemon = async () => {
-    const daemon = track(spawnModule(MAIN, ['run', ...data, '--config', configPath]), children);
+    const daemon = trackChild(spawnModule(MAIN, ['run', ...data, '--config', configPath]), children);
     await waitForLine(daemon, 'the start-up line', (l) => l.startsWith('berth: watching'));
     await waitFor(
       'berth status to answer',
@@ -110,7 +84,7 @@ test('berth run with device plugins: live inventory, allocation across a restart
   const waitInventory = (what: string, check: (r: Map<string, ResourceJson>) => boolean) =>
     waitFor(what, async () => check(await inventory()), longWait);
   const follow = () =>
-    track(spawnModule(MAIN, ['events', '--json', '--type', 'DevicePlugin', ...data]), children);
+    trackChild(spawnModule(MAIN, ['events', '--json', '--type', 'DevicePlugin', ...data]), children);
 
   let daemon = await startDaemon();
   let events = follow();

@@ -50,7 +50,16 @@ export { type RecordedCall, RecordingHandler, type RecordingHandlerBehaviour } f
 export { createRecordingLogger, type LogRecord } from './recording-logger.js';
 export { type InstrumentedStorage, instrumented, nodePlugin } from './registry-fixtures.js';
 export { mkfifo, type ServedSocket, SocketPool, serveSocket } from './served-socket.js';
-export { type ModuleRun, runModule, siblingModule, spawnModule, stopChild } from './spawn-module.js';
+export {
+  type ModuleRun,
+  runModule,
+  siblingModule,
+  spawnModule,
+  stopChild,
+  type TrackedChild,
+  trackChild,
+  waitForLine,
+} from './spawn-module.js';
 export { createStaleSocket } from './stale-socket.js';
 export { type StorageFixture, type StorageKind, storageKinds } from './storage-kinds.js';
 export { createTempDir, type TempDir } from './temp-dir.js';

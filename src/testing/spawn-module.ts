@@ -1,5 +1,7 @@
 import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { waitFor } from './wait-for.js';
 
 /**
  * Spawns a berth module as a real child process. Works both from compiled
@@ -48,4 +50,44 @@ export async function runModule(
   child.stderr?.on('data', (chunk) => (stderr += chunk));
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   return { code, stdout, stderr };
+}
+
+/** A child process with its output kept as lines, for waiting on. */
+export interface TrackedChild {
+  child: ChildProcess;
+  stdout: string[];
+  stderr: string[];
+  exited: Promise<number | null>;
+}
+
+/** Keeps `child`'s output as lines and adds it to `children` (which the test stops at the end). */
+export function trackChild(child: ChildProcess, children: Set<ChildProcess>): TrackedChild {
+  children.add(child);
+  const proc: TrackedChild = {
+    child,
+    stdout: [],
+    stderr: [],
+    exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))),
+  };
+  if (child.stdout) createInterface({ input: child.stdout }).on('line', (line) => proc.stdout.push(line));
+  if (child.stderr) createInterface({ input: child.stderr }).on('line', (line) => proc.stderr.push(line));
+  return proc;
+}
+
+/** Waits (60 s at most) for a stdout line that matches; fails at once, with its last stderr, if the process exits. */
+export function waitForLine(
+  proc: TrackedChild,
+  what: string,
+  match: (line: string) => boolean,
+): Promise<string> {
+  return waitFor(
+    what,
+    () => {
+      if (proc.child.exitCode !== null) {
+        throw new Error(`process exited (${proc.child.exitCode}): ${proc.stderr.slice(-5).join(' | ')}`);
+      }
+      return proc.stdout.find(match);
+    },
+    { timeoutMs: 60_000, intervalMs: 20 },
+  );
 }
