@@ -1,7 +1,7 @@
 /**
  * The registrar (client) side of the kubelet registration handshake, as used
  * by the register operation, the liveness probe and tests. Implemented over
- * @grpc/grpc-js with the generated protobuf-es messages (src/registration/gen).
+ * node:http2 (h2-client.ts) with the generated protobuf-es messages (src/registration/gen).
  */
 export interface RegistrationInfo {
   type: string;
