@@ -86,8 +86,7 @@ class H2RegistrationConnection implements RegistrationConnection {
         maxResponseBytes: PLUGIN_INFO_LIMITS.messageBytes,
         what,
       });
-      // Strict UTF-8 and size first (plugin-info-bounds.ts), then decode.
-      const info = registrationMethods.getInfo.responseDeserialize(bytes);
+      const info = decodeInfo(bytes);
       return {
         type: info.type,
         name: info.name,
@@ -120,6 +119,19 @@ class H2RegistrationConnection implements RegistrationConnection {
 
   close(): void {
     if (!this.session.closed) this.session.close();
+  }
+}
+
+/**
+ * Strict UTF-8 and size first (plugin-info-bounds.ts), then decode. A reply
+ * that fails is a failed call with grpc-js's wording, which
+ * `refuseUndecodableInfo` recognises to tell the plugin why.
+ */
+function decodeInfo(bytes: Buffer) {
+  try {
+    return registrationMethods.getInfo.responseDeserialize(bytes);
+  } catch (err) {
+    throw new GrpcCallError(13, `Response message parsing error: ${(err as Error).message}`);
   }
 }
 

@@ -204,6 +204,7 @@ export function unaryCall(
     let settled = false;
     const chunks: Buffer[] = [];
     let received = 0;
+    let announced: number | undefined;
     let headers: IncomingHttpHeaders | undefined;
     let trailers: IncomingHttpHeaders | undefined;
     const finish = (result: Buffer | Error) => {
@@ -230,15 +231,28 @@ export function unaryCall(
       trailers = t;
     });
     stream.on('data', (chunk: Buffer) => {
+      if (settled) return;
       received += chunk.length;
+      chunks.push(chunk);
+      // The prefix announces the message's size: refuse an oversized one before it arrives.
+      if (announced === undefined && received >= 5) {
+        const head = chunks.length === 1 ? chunk : Buffer.concat(chunks);
+        announced = head.readUInt32BE(1);
+        if (announced > options.maxResponseBytes) {
+          finish(
+            new GrpcCallError(
+              Status.RESOURCE_EXHAUSTED,
+              `Received message larger than max (${announced} vs. ${options.maxResponseBytes})`,
+            ),
+          );
+          return;
+        }
+      }
       if (received > options.maxResponseBytes + 5) {
         finish(
-          new GrpcCallError(
-            Status.RESOURCE_EXHAUSTED,
-            `Received message larger than max (more than ${received - 5} vs. ${options.maxResponseBytes})`,
-          ),
+          new GrpcCallError(Status.INTERNAL, 'the reply holds more than the one message of a unary call'),
         );
-      } else chunks.push(chunk);
+      }
     });
     stream.on('error', () => {}); // 'close' follows with rstCode
     stream.on('close', () => {

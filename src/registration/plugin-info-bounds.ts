@@ -146,7 +146,7 @@ export async function enforcePluginInfoBounds(
   });
 }
 
-/** grpc-js's texts for a reply it would not decode: over the receive limit, or our decoder refused it. */
+/** The registration client's texts (grpc-js's wording) for a reply it would not decode: over the receive limit, or our decoder refused it. */
 const UNDECODABLE =
   /Received message larger than max \((\d+) vs\.? ?(\d+)\)|Response message parsing error: (.*)$/m;
 

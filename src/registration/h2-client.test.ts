@@ -1,0 +1,206 @@
+/**
+ * The handshake's HTTP/2 client against real HTTP/2 servers on unix sockets
+ * that answer the way broken or hostile plugins do.
+ */
+import assert from 'node:assert/strict';
+import http2, { type ServerHttp2Stream } from 'node:http2';
+import { createServer, type Server } from 'node:net';
+import { type TestContext, test } from 'node:test';
+import { isBerthError } from '../common/index.js';
+import { createTempDir } from '../testing/index.js';
+import { GrpcCallError, openSession, unaryCall } from './h2-client.js';
+
+type Answer = (stream: ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => void;
+
+async function serveH2(t: TestContext, answer: Answer): Promise<string> {
+  const dir = createTempDir();
+  const path = dir.join('h2.sock');
+  const server = http2.createServer();
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on('session', (session) => sessions.add(session));
+  server.on('stream', (stream, headers) => {
+    stream.on('error', () => {});
+    answer(stream, headers);
+  });
+  await new Promise<void>((resolve) => server.listen(path, resolve));
+  t.after(async () => {
+    // close() waits for open sessions; a test's client may still hold one.
+    for (const session of sessions) session.destroy();
+    await new Promise((resolve) => server.close(resolve));
+    dir.remove();
+  });
+  return path;
+}
+
+async function call(t: TestContext, path: string, maxResponseBytes = 1024, timeoutMs = 5_000) {
+  const attempt = await openSession(path, 5_000);
+  assert.equal(attempt.kind, 'ready');
+  if (attempt.kind !== 'ready') throw new Error('unreachable');
+  t.after(() => attempt.session.destroy());
+  return unaryCall(attempt.session, '/pluginregistration.Registration/GetInfo', new Uint8Array(), {
+    timeoutMs,
+    maxResponseBytes,
+    what: 'test call',
+  });
+}
+
+const grpcReply = (message: Buffer, flag = 0) => {
+  const prefix = Buffer.alloc(5);
+  prefix[0] = flag;
+  prefix.writeUInt32BE(message.length, 1);
+  return Buffer.concat([prefix, message]);
+};
+
+const ok =
+  (body: Buffer): Answer =>
+  (stream) => {
+    stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+    stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
+    stream.end(body);
+  };
+
+function rejectsWith(code: number, text: RegExp) {
+  return (err: unknown) => {
+    assert.ok(err instanceof GrpcCallError, String(err));
+    assert.equal(err.code, code, err.message);
+    assert.match(err.message, text);
+    return true;
+  };
+}
+
+test('a well-formed reply resolves with the message bytes, and the request carries gRPC headers', async (t) => {
+  let seen: http2.IncomingHttpHeaders = {};
+  const path = await serveH2(t, (stream, headers) => {
+    seen = headers;
+    ok(grpcReply(Buffer.from([0x0a, 0x01, 0x41])))(stream, headers);
+  });
+  const reply = await call(t, path, 1024, 7_000);
+  assert.deepEqual([...reply], [0x0a, 0x01, 0x41]);
+  assert.equal(seen[':path'], '/pluginregistration.Registration/GetInfo');
+  assert.equal(seen['content-type'], 'application/grpc');
+  assert.equal(seen.te, 'trailers');
+  assert.equal(seen['grpc-timeout'], '7000m');
+});
+
+test('a trailers-only error gives its status and the percent-decoded message', async (t) => {
+  const path = await serveH2(t, (stream) => {
+    stream.respond(
+      {
+        ':status': 200,
+        'content-type': 'application/grpc',
+        'grpc-status': '5',
+        'grpc-message': 'no%20such%20plugin',
+      },
+      { endStream: true },
+    );
+  });
+  await assert.rejects(call(t, path), rejectsWith(5, /^5 NOT_FOUND: no such plugin$/));
+});
+
+test('an HTTP error status without grpc-status maps as the gRPC spec says (404 → UNIMPLEMENTED)', async (t) => {
+  const path = await serveH2(t, (stream) => {
+    stream.respond({ ':status': 404 }, { endStream: true });
+  });
+  await assert.rejects(call(t, path), rejectsWith(12, /Received HTTP status code 404/));
+});
+
+test('a reply larger than the cap fails RESOURCE_EXHAUSTED, whether announced or streamed', async (t) => {
+  const big = Buffer.alloc(64 * 1024, 1);
+  const path = await serveH2(t, ok(grpcReply(big)));
+  await assert.rejects(call(t, path, 1024), rejectsWith(8, /larger than max/));
+  // A prefix that announces more than the cap, with a body small enough to arrive whole.
+  const liar = Buffer.alloc(5);
+  liar.writeUInt32BE(10_000_000, 1);
+  const path2 = await serveH2(t, ok(liar));
+  await assert.rejects(call(t, path2, 1024), rejectsWith(8, /10000000 vs\. 1024/));
+});
+
+test('a compressed reply, a missing message and a short body are INTERNAL errors naming the fault', async (t) => {
+  const compressed = await serveH2(t, ok(grpcReply(Buffer.from([1, 2]), 1)));
+  await assert.rejects(call(t, compressed), rejectsWith(13, /compressed/));
+  const empty = await serveH2(t, ok(Buffer.alloc(0)));
+  await assert.rejects(call(t, empty), rejectsWith(13, /No message received/));
+  const short = Buffer.alloc(7);
+  short.writeUInt32BE(10, 1);
+  const truncated = await serveH2(t, ok(short));
+  await assert.rejects(call(t, truncated), rejectsWith(13, /2 bytes after its prefix, which announced 10/));
+});
+
+test('a reset stream and an invalid grpc-status are errors, not hangs', async (t) => {
+  const refused = await serveH2(t, (stream) => stream.close(http2.constants.NGHTTP2_REFUSED_STREAM));
+  await assert.rejects(call(t, refused), rejectsWith(14, /RST_STREAM with code 7/));
+  const invalid = await serveH2(t, (stream) => {
+    stream.respond({ ':status': 200, 'grpc-status': 'banana' }, { endStream: true });
+  });
+  await assert.rejects(call(t, invalid), rejectsWith(2, /invalid grpc-status "banana"/));
+});
+
+test('a server that never answers fails at the deadline with DEADLINE_EXCEEDED and cancels the stream', async (t) => {
+  let cancelled = false;
+  const path = await serveH2(t, (stream) => {
+    stream.on('close', () => {
+      cancelled = stream.rstCode === http2.constants.NGHTTP2_CANCEL;
+    });
+  });
+  await assert.rejects(call(t, path, 1024, 100), rejectsWith(4, /Deadline exceeded/));
+  const deadline = Date.now() + 10_000;
+  while (!cancelled && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.ok(cancelled, 'the server saw the stream cancelled');
+});
+
+test('a server that drops the connection mid-call fails the call UNAVAILABLE', async (t) => {
+  const path = await serveH2(t, (stream) => stream.session?.destroy());
+  await assert.rejects(call(t, path), rejectsWith(14, /connection closed before the call finished/));
+});
+
+test('an aborted call rejects with BERTH_ABORTED', async (t) => {
+  const path = await serveH2(t, () => {});
+  const attempt = await openSession(path, 5_000);
+  assert.equal(attempt.kind, 'ready');
+  if (attempt.kind !== 'ready') return;
+  t.after(() => attempt.session.destroy());
+  const controller = new AbortController();
+  const pending = unaryCall(attempt.session, '/x/y', new Uint8Array(), {
+    timeoutMs: 60_000,
+    signal: controller.signal,
+    maxResponseBytes: 10,
+    what: 'the test call',
+  });
+  controller.abort();
+  await assert.rejects(pending, (err: unknown) => isBerthError(err, 'BERTH_ABORTED'));
+});
+
+async function rawListener(t: TestContext, onConnection: (socket: import('node:net').Socket) => void) {
+  const dir = createTempDir();
+  const path = dir.join('raw.sock');
+  const server: Server = createServer(onConnection);
+  await new Promise<void>((resolve) => server.listen(path, resolve));
+  t.after(async () => {
+    await new Promise((resolve) => server.close(resolve));
+    dir.remove();
+  });
+  return path;
+}
+
+test('openSession: a refusal fails, an accept-and-close is transient, silence times out', async (t) => {
+  const dir = createTempDir();
+  t.after(() => dir.remove());
+  const missing = await openSession(dir.join('none.sock'), 1_000);
+  assert.equal(missing.kind, 'failed');
+  if (missing.kind === 'failed') assert.match(missing.failure.reason, /ENOENT/);
+
+  const closing = await rawListener(t, (socket) => socket.destroy());
+  const closed = await openSession(closing, 5_000);
+  assert.equal(closed.kind, 'transient');
+
+  const held: import('node:net').Socket[] = [];
+  const silent = await rawListener(t, (socket) => {
+    socket.on('error', () => {});
+    held.push(socket);
+  });
+  try {
+    assert.equal((await openSession(silent, 100)).kind, 'timeout');
+  } finally {
+    for (const socket of held) socket.destroy();
+  }
+});
