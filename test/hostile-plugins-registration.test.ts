@@ -96,9 +96,9 @@ describe('hostile plugins: registration', { concurrency: false }, () => {
       );
     }));
 
-  // A stale socket costs the others nothing: while every slot is taken, and on every retry
-  // after a refusal, the executor probes with a plain connect before it takes a slot or builds
-  // a gRPC channel (executor/young-socket.ts), so only sockets that accept wait in the queue.
+  // A stale socket costs the others little: its first dial is one refused connect (no HTTP/2
+  // session, registration/dial.ts), and every retry after a refusal probes with a plain connect
+  // before it takes a slot (executor/young-socket.ts), so only sockets that accept wait in the queue.
   it('1,000 stale sockets fail fast with connection refused and register nothing', () =>
     hostileCase('stale', async (daemon) => {
       const stale = await waitFor(

@@ -177,6 +177,10 @@ class Executor implements OperationExecutor {
     return this.#map.isPending(socketPath);
   }
 
+  get running(): number {
+    return this.#map.running;
+  }
+
   status(socketPath: string) {
     return this.#map.status(socketPath);
   }

@@ -74,6 +74,8 @@ export interface OperationMap {
   /** Starts `operation` under `key` and returns undefined, or returns why not (nothing thrown). */
   tryRun(key: string, operation: Operation, options?: RunOptions): RunRefusal | undefined;
   isPending(key: string): boolean;
+  /** Operations running now. */
+  readonly running: number;
   status(key: string): OperationStatus | undefined;
   /** Keys with an entry: running, or failed and remembered for backoff. */
   keys(): string[];
@@ -245,6 +247,10 @@ class GoroutineMap implements OperationMap {
 
   isPending(key: string): boolean {
     return this.#entries.get(key)?.pending ?? false;
+  }
+
+  get running(): number {
+    return this.#running;
   }
 
   status(key: string): OperationStatus | undefined {

@@ -91,6 +91,8 @@ export interface OperationExecutor extends Lifecycle {
   ): void;
   unregisterPlugin(info: PluginInfo, asw: ActualStateOfWorld): void;
   isPending(socketPath: string): boolean;
+  /** Register and unregister operations running now. */
+  readonly running: number;
   status(socketPath: string): OperationStatus | undefined;
   /** Socket paths with a running operation or a remembered failure. */
   keys(): string[];

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { DialRegistration } from '../registration/types.js';
-import { createStaleSocket, createTempDir, serveSocket } from '../testing/index.js';
+import { createStaleSocket, createTempDir, serveSocket, waitFor } from '../testing/index.js';
 import { DEFAULT_EXECUTOR_TIMEOUTS } from './executor-options.js';
 import { Slots } from './slots.js';
 import { dialYoungSocket, isConnectionRefused } from './young-socket.js';
@@ -34,7 +34,7 @@ describe('dialYoungSocket: a stale socket holds no slot', () => {
     assert.equal(slots.held, 0);
   });
 
-  it('while every slot is taken a stale file fails without queueing; a free slot dials at once', async () => {
+  it("a first attempt waits for a slot and dials without a probe; its refusal is the dial's own", async () => {
     await using dir = createTempDir('berth-young-');
     const path = dir.join('stale.sock');
     await createStaleSocket(path);
@@ -44,13 +44,15 @@ describe('dialYoungSocket: a stale socket holds no slot', () => {
     const signal = new AbortController().signal;
 
     await slots.acquire(); // every slot taken
-    await assert.rejects(dialYoungSocket(deps, path, signal), /connection refused/);
-    assert.deepEqual(calls, []);
-    assert.equal(slots.waiting, 0, 'the stale socket never joined the queue');
+    const pending = dialYoungSocket(deps, path, signal).then(
+      () => assert.fail('a stale socket must not register'),
+      (e: unknown) => e,
+    );
+    await waitFor('the dial to wait for a slot', () => slots.waiting === 1, { timeoutMs: 10_000 });
+    assert.deepEqual(calls, [], 'no dial before a slot is free');
     slots.release();
-
-    // A quiet node: no probe, the dial runs (and its refusal is the dial's own).
-    await assert.rejects(dialYoungSocket(deps, path, signal), /ECONNREFUSED/);
+    const err = await pending;
+    assert.match((err as Error).message, /ECONNREFUSED/);
     assert.deepEqual(calls, [path]);
     assert.equal(slots.held, 0, 'the slot taken for the dial was given back');
   });

@@ -14,8 +14,8 @@ export interface YoungDialDeps {
   /**
    * The socket refused the last attempt: try a plain connect first, and fail
    * at once if it still refuses, so a stale file retried out of backoff never
-   * holds a slot or builds a gRPC channel (1,000 of them would otherwise queue
-   * ahead of fresh plugins in the FIFO slots).
+   * holds a slot (1,000 of them would otherwise queue ahead of fresh plugins
+   * in the FIFO slots).
    */
   probeFirst?: boolean;
 }
@@ -38,12 +38,11 @@ export async function dialYoungSocket(
 ): Promise<RegistrationConnection> {
   const young = deps.youngSocketRetry;
   let retry = 0;
-  // Probe first on a retry after a refusal, and whenever every slot is taken:
-  // then only sockets that accept a connection wait in the FIFO queue, and a
-  // stale file (young or old) never holds a slot or builds a gRPC channel. A
-  // quiet node dials at once, without the extra connect.
-  let probeFirst =
-    deps.probeFirst === true || (deps.slots !== undefined && deps.slots.held >= deps.slots.size);
+  // Probe first on a retry after a refusal, so a stale file never waits for a
+  // slot. A first attempt dials at once: the dial's connect is itself the
+  // probe (a refusal costs one connect and no HTTP/2 session, dial.ts), and an
+  // extra connect per plugin was a third of the connects in a storm.
+  let probeFirst = deps.probeFirst === true;
   for (;;) {
     let failure: unknown;
     if (probeFirst) {
@@ -64,7 +63,7 @@ export async function dialYoungSocket(
     const bornAt = await socketBornAt(socketPath);
     const isYoung = () => bornAt !== undefined && Date.now() - bornAt < young.ageMs;
     if (!isYoung()) throw failure;
-    // While it still refuses, a retry is one plain connect(): no gRPC channel, no slot.
+    // While it still refuses, a retry is one plain connect(): no HTTP/2 session, no slot.
     for (;;) {
       const wait = young.delaysMs[retry++];
       if (wait === undefined) throw failure;

@@ -179,6 +179,28 @@ describe('liveness: one held connection per plugin', () => {
     assert.equal(prober.state, 'stopped');
   });
 
+  it('while registrations run, a new connection waits for connectWaiting()', async (t) => {
+    const { farm, dead, prober, serve } = await setup(t, { deferConnects: () => true });
+    for (const name of ['a', 'b']) prober.watch(await serve(name));
+    // The plugins crash, their files linger: only a held connection can notice.
+    process.kill(farm.pid, 'SIGKILL');
+    await prober.probeAll();
+    assert.equal(dead.length, 0, 'no connection was opened yet, so nothing was lost');
+    prober.connectWaiting();
+    await waitFor('both found dead once their connections were opened', () => dead.length === 2);
+    assert.deepEqual(dead.map((d) => d.plugin.name).sort(), ['a', 'b']);
+  });
+
+  it('a connection held back by a long storm is opened at the next period', async (t) => {
+    const { farm, dead, prober, clock, serve } = await setup(t, { deferConnects: () => true });
+    prober.watch(await serve('p'));
+    process.kill(farm.pid, 'SIGKILL');
+    await prober.probeAll();
+    assert.equal(dead.length, 0);
+    await clock.advance(1_000);
+    await waitFor('found dead after the period opened its connection', () => dead.length === 1);
+  });
+
   it('rejects bad options', () => {
     assert.throws(
       () =>

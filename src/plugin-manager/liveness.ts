@@ -15,6 +15,9 @@ import type { LivenessOptions } from './types.js';
 
 export { DEFAULT_LIVENESS, RECOVERY_MAX_PERIODS };
 
+/** Connections opened per event-loop turn when held-back ones are opened together (about 5 ms of connects). */
+const CONNECTS_PER_TURN = 64;
+
 export interface LivenessProberOptions extends LivenessOptions {
   clock: Clock;
   logger: Logger;
@@ -28,6 +31,14 @@ export interface LivenessProberOptions extends LivenessOptions {
   deadSockets?: () => string[];
   /** A dead socket answered GetInfo again. */
   onAlive?: (socketPath: string) => void;
+  /**
+   * True while registrations are running: a new plugin's connection then
+   * waits, so a storm's handshakes do not share the plugins' accept queues
+   * and berth's event loop with liveness connects. It is opened by
+   * `connectWaiting()` (the plugin manager calls it when the last operation
+   * settles) or at the next period, whichever comes first.
+   */
+  deferConnects?: () => boolean;
 }
 
 export interface LivenessProber {
@@ -42,6 +53,8 @@ export interface LivenessProber {
   unwatch(socketPath: string, uuid?: string): void;
   /** Sockets watched right now. */
   watched(): string[];
+  /** Opens the connections that `deferConnects` held back, a bounded number per event-loop turn. */
+  connectWaiting(): void;
   /** Pings every watched plugin now and probes dead sockets due for recovery (tests; the timer pings a bounded share). */
   probeAll(): Promise<void>;
 }
@@ -94,6 +107,10 @@ class Prober implements LivenessProber {
   /** Per dead socket: when to probe it next, and the interval after that. */
   readonly #recovery = new Map<string, { nextAt: number; intervalMs: number }>();
   readonly #inFlight = new Set<Promise<void>>();
+  /** Watched plugins whose connection is not open yet (deferConnects), oldest first, from #waitingHead. */
+  #waiting: Watched[] = [];
+  #waitingHead = 0;
+  #draining = false;
   #timer: ClockTimer | undefined;
   readonly #lifecycle: LifecycleController;
 
@@ -106,6 +123,8 @@ class Prober implements LivenessProber {
         if (this.#timer) this.#o.clock.clearTimeout(this.#timer);
         this.#timer = undefined;
         for (const socketPath of [...this.#watched.keys()]) this.unwatch(socketPath);
+        this.#waiting = [];
+        this.#waitingHead = 0;
         await Promise.all([...this.#inFlight]);
       },
     });
@@ -147,7 +166,8 @@ class Prober implements LivenessProber {
     entry.index = this.#ring.push(entry) - 1;
     this.#watched.set(plugin.socketPath, entry);
     this.#recovery.delete(plugin.socketPath);
-    this.#connect(entry);
+    this.#waiting.push(entry);
+    if (this.#o.deferConnects?.() !== true) this.connectWaiting();
   }
 
   unwatch(socketPath: string, uuid?: string): void {
@@ -169,6 +189,28 @@ class Prober implements LivenessProber {
     return [...this.#watched.keys()];
   }
 
+  connectWaiting(): void {
+    if (this.#draining) return;
+    this.#draining = true;
+    const turn = () => {
+      let opened = 0;
+      while (this.#waitingHead < this.#waiting.length && opened < CONNECTS_PER_TURN && !this.#stopped) {
+        const entry = this.#waiting[this.#waitingHead++] as Watched;
+        if (entry.closed || entry.session !== undefined) continue;
+        this.#connect(entry);
+        opened++;
+      }
+      if (this.#waitingHead < this.#waiting.length && !this.#stopped) {
+        setImmediate(turn);
+        return;
+      }
+      this.#waiting = [];
+      this.#waitingHead = 0;
+      this.#draining = false;
+    };
+    turn();
+  }
+
   async probeAll(): Promise<void> {
     await Promise.all([
       ...[...this.#watched.values()].map((entry) => this.#ping(entry)),
@@ -187,6 +229,7 @@ class Prober implements LivenessProber {
 
   /** One period: a bounded share of keepalive pings, and the recovery probes that are due. */
   #tick(): void {
+    this.connectWaiting(); // a period is the longest a new plugin's connection waits
     const budget = Math.min(this.#pingsPerPeriod, this.#ring.length);
     for (let i = 0; i < budget; i++) {
       if (this.#cursor >= this.#ring.length) this.#cursor = 0;

@@ -161,6 +161,7 @@ class BerthPluginManager implements PluginManager {
         logger: base.child({ component: 'liveness' }),
         dial,
         isBusy: (socketPath) => this.#executor.isPending(socketPath),
+        deferConnects: () => this.#executor.running > 0,
         onDead: (plugin, error, failures) => this.#onDead(plugin, error, failures),
         deadSockets: () => {
           this.#pruneDead();
@@ -228,7 +229,11 @@ class BerthPluginManager implements PluginManager {
       signal?.addEventListener('abort', () => void this.stop(), { once: true });
       this.#unsubscribe.push(
         this.#dsw.onChange((socketPath) => this.#onDesiredChange(socketPath)),
-        this.#executor.addListener((event) => this.#onOperation(event)),
+        this.#executor.addListener((event) => {
+          this.#onOperation(event);
+          // The last running operation settled: open the liveness connections a storm held back.
+          if (this.#executor.running === 0) this.#liveness?.connectWaiting();
+        }),
       );
       // The reconciler first, so it is awake for every socket the first scan finds.
       await this.#reconciler.start();

@@ -111,6 +111,8 @@ function handle(served: Served, stream: http2.ServerHttp2Stream, headers: http2.
   stream.on('data', (chunk: Buffer) => chunks.push(chunk));
   stream.on('error', () => {});
   stream.on('end', () => {
+    // The client may have gone (cancelled, or its session closed) after sending its request.
+    if (stream.destroyed || stream.closed) return;
     const body = Buffer.concat(chunks).subarray(5);
     const path = headers[':path'];
     let reply: Buffer;
