@@ -30,7 +30,6 @@ import type {
   PluginGeneration,
 } from './types.js';
 import { unregisterOperation } from './unregister-operation.js';
-import { isConnectionRefused } from './young-socket.js';
 
 export function createOperationExecutor(options: OperationExecutorOptions): OperationExecutor {
   return new Executor(options);
@@ -124,9 +123,7 @@ class Executor implements OperationExecutor {
     asw: ActualStateOfWorld,
   ): RunRefusal | undefined {
     let registered: PluginInfo | undefined;
-    const previous = this.#map.status(socketPath)?.lastError;
     const deps = {
-      probeFirst: previous !== undefined && isConnectionRefused(previous),
       dial: this.#dial,
       timeouts: this.#timeouts,
       logger: this.#logger,

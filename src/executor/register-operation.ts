@@ -23,8 +23,6 @@ export interface RegisterDeps {
   /** Bounds the attempts in flight; held from the dial to the end of the attempt. */
   slots?: Slots;
   youngSocketRetry?: YoungSocketRetry | false;
-  /** The previous attempt was refused: probe with a plain connect before taking a slot. */
-  probeFirst?: boolean;
 }
 
 /**
@@ -51,7 +49,7 @@ export async function registerOperation(
 
   let conn: RegistrationConnection;
   try {
-    // Returns holding a slot (when there are slots); waits between quick redials hold none.
+    // Returns holding a slot (when there are slots), taken once the socket accepted the connection.
     conn = await dialYoungSocket(deps, socketPath, signal);
   } catch (err) {
     throw new BerthError(

@@ -1,78 +1,124 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
+import { isBerthError } from '../common/index.js';
+import { createRegistrationServer, dialRegistration } from '../registration/index.js';
 import type { DialRegistration } from '../registration/types.js';
-import { createStaleSocket, createTempDir, serveSocket, waitFor } from '../testing/index.js';
+import { createStaleSocket, createTempDir, waitFor } from '../testing/index.js';
 import { DEFAULT_EXECUTOR_TIMEOUTS } from './executor-options.js';
 import { Slots } from './slots.js';
 import { dialYoungSocket, isConnectionRefused } from './young-socket.js';
 
-/** A dial that records its calls and fails like a refused connect (no gRPC needed here). */
-function recordingDial() {
-  const calls: string[] = [];
-  const dial: DialRegistration = async (socketPath) => {
-    calls.push(socketPath);
-    throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
-  };
-  return { calls, dial };
-}
-
-describe('dialYoungSocket: a stale socket holds no slot', () => {
-  it('a retry after a refusal probes first: a stale file fails without a slot or a dial', async () => {
+describe('dialYoungSocket: the connect is the probe, the slot is taken after it', () => {
+  it('a stale socket fails on its refused connect without waiting for a slot, even while every slot is taken', async () => {
     await using dir = createTempDir('berth-young-');
     const path = dir.join('stale.sock');
     await createStaleSocket(path);
-    const { calls, dial } = recordingDial();
-    const slots = new Slots(2);
-    const deps = { dial, timeouts: DEFAULT_EXECUTOR_TIMEOUTS, slots, youngSocketRetry: false as const };
-    const err = await dialYoungSocket({ ...deps, probeFirst: true }, path, new AbortController().signal).then(
-      () => assert.fail('a stale socket must not dial'),
-      (e: unknown) => e,
-    );
-    assert.ok(isConnectionRefused(err));
-    assert.match((err as Error).message, /connection refused/);
-    assert.deepEqual(calls, [], 'no dial (no gRPC channel) for a probe that was refused');
-    assert.equal(slots.held, 0);
-  });
-
-  it("a first attempt waits for a slot and dials without a probe; its refusal is the dial's own", async () => {
-    await using dir = createTempDir('berth-young-');
-    const path = dir.join('stale.sock');
-    await createStaleSocket(path);
-    const { calls, dial } = recordingDial();
     const slots = new Slots(1);
-    const deps = { dial, timeouts: DEFAULT_EXECUTOR_TIMEOUTS, slots, youngSocketRetry: false as const };
-    const signal = new AbortController().signal;
-
+    const deps = {
+      dial: dialRegistration,
+      timeouts: DEFAULT_EXECUTOR_TIMEOUTS,
+      slots,
+      youngSocketRetry: false as const,
+    };
     await slots.acquire(); // every slot taken
-    const pending = dialYoungSocket(deps, path, signal).then(
+    const err = await dialYoungSocket(deps, path, new AbortController().signal).then(
       () => assert.fail('a stale socket must not register'),
       (e: unknown) => e,
     );
-    await waitFor('the dial to wait for a slot', () => slots.waiting === 1, { timeoutMs: 10_000 });
-    assert.deepEqual(calls, [], 'no dial before a slot is free');
-    slots.release();
-    const err = await pending;
+    assert.ok(isConnectionRefused(err));
     assert.match((err as Error).message, /ECONNREFUSED/);
-    assert.deepEqual(calls, [path]);
-    assert.equal(slots.held, 0, 'the slot taken for the dial was given back');
+    assert.equal(slots.waiting, 0, 'the stale socket never joined the queue');
+    assert.equal(slots.held, 1, 'and took no slot');
+    slots.release();
   });
 
-  it('a listening socket passes the probe and is dialled holding a slot', async () => {
+  it('a listening socket is connected first, then waits for a slot for its HTTP/2 handshake', async (t) => {
     await using dir = createTempDir('berth-young-');
-    const served = await serveSocket(dir.join('live.sock'));
-    try {
-      const slots = new Slots(1);
-      let heldDuringDial = -1;
-      const dial: DialRegistration = async () => {
-        heldDuringDial = slots.held;
-        return { close() {} } as unknown as Awaited<ReturnType<DialRegistration>>;
-      };
-      const deps = { dial, timeouts: DEFAULT_EXECUTOR_TIMEOUTS, slots, youngSocketRetry: false as const };
-      await dialYoungSocket({ ...deps, probeFirst: true }, served.path, new AbortController().signal);
-      assert.equal(heldDuringDial, 1);
-      slots.release();
-    } finally {
-      await served.close();
-    }
+    const server = createRegistrationServer({
+      socketPath: dir.join('live.sock'),
+      info: { type: 'T', name: 'n', endpoint: '', supportedVersions: ['1'] },
+    });
+    t.after(() => server.stop());
+    await server.start();
+    const slots = new Slots(1);
+    const deps = {
+      dial: dialRegistration,
+      timeouts: DEFAULT_EXECUTOR_TIMEOUTS,
+      slots,
+      youngSocketRetry: false as const,
+    };
+    await slots.acquire(); // every slot taken
+    const pending = dialYoungSocket(deps, server.socketPath, new AbortController().signal);
+    await waitFor('the connected dial to wait for a slot', () => slots.waiting === 1, { timeoutMs: 10_000 });
+    slots.release();
+    const conn = await pending;
+    t.after(() => conn.close());
+    assert.equal(slots.held, 1, 'the dial returns holding the slot');
+    assert.equal((await conn.getInfo({ timeoutMs: 5_000 })).name, 'n');
+    slots.release();
+  });
+
+  it('an aborted wait for a slot closes the connection and holds nothing', async (t) => {
+    await using dir = createTempDir('berth-young-');
+    const server = createRegistrationServer({
+      socketPath: dir.join('live.sock'),
+      info: { type: 'T', name: 'n', endpoint: '', supportedVersions: ['1'] },
+    });
+    t.after(() => server.stop());
+    await server.start();
+    const slots = new Slots(1);
+    const deps = {
+      dial: dialRegistration,
+      timeouts: DEFAULT_EXECUTOR_TIMEOUTS,
+      slots,
+      youngSocketRetry: false as const,
+    };
+    await slots.acquire();
+    const controller = new AbortController();
+    const pending = dialYoungSocket(deps, server.socketPath, controller.signal);
+    await waitFor('the dial to wait for a slot', () => slots.waiting === 1, { timeoutMs: 10_000 });
+    controller.abort();
+    await assert.rejects(pending, (err: unknown) => isBerthError(err, 'BERTH_ABORTED'));
+    assert.equal(slots.held, 1, 'only the slot this test took');
+    slots.release();
+    assert.equal(slots.held, 0, 'the aborted wait was skipped, not granted');
+  });
+
+  it('a connection reset while it waits for its slot costs exactly that one slot, given back when the dial fails', async (t) => {
+    await using dir = createTempDir('berth-young-');
+    const path = dir.join('resets.sock');
+    // Accepts every connection and resets it at once: a plugin dying over and over.
+    const server = createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => server.listen(path, resolve));
+    t.after(() => new Promise((resolve) => server.close(resolve)));
+    const slots = new Slots(1);
+    const timeouts = { ...DEFAULT_EXECUTOR_TIMEOUTS, dialMs: 300 };
+    const deps = { dial: dialRegistration, timeouts, slots, youngSocketRetry: false as const };
+    await slots.acquire();
+    const pending = dialYoungSocket(deps, path, new AbortController().signal).then(
+      () => assert.fail('nothing speaks HTTP/2 there'),
+      (e: unknown) => e,
+    );
+    await waitFor('the dial to wait for a slot', () => slots.waiting === 1, { timeoutMs: 10_000 });
+    slots.release(); // the reset connection is admitted, then retried until the dial's deadline
+    const err = await pending;
+    assert.ok(isBerthError(err, 'BERTH_DIAL_FAILED'), String(err));
+    assert.match((err as Error).message, /timed out after 300 ms \(the listener closed the connection/);
+    assert.equal(slots.held, 0, 'the one slot it held was given back');
+    assert.equal(slots.waiting, 0);
+  });
+
+  it('a dial that does not admit (an injected one) still returns holding a slot', async () => {
+    const slots = new Slots(2);
+    let heldDuringDial = -1;
+    const dial: DialRegistration = async () => {
+      heldDuringDial = slots.held;
+      return { close() {} } as unknown as Awaited<ReturnType<DialRegistration>>;
+    };
+    const deps = { dial, timeouts: DEFAULT_EXECUTOR_TIMEOUTS, slots, youngSocketRetry: false as const };
+    await dialYoungSocket(deps, '/nowhere.sock', new AbortController().signal);
+    assert.equal(heldDuringDial, 0);
+    assert.equal(slots.held, 1);
   });
 });

@@ -15,10 +15,18 @@ import { resolve as resolvePath } from 'node:path';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { abortedError, BerthError } from '../common/index.js';
 import { InfoRequestSchema, RegistrationStatusSchema } from './gen/pluginregistration/api_pb.js';
-import { GrpcCallError, openSession, unaryCall } from './h2-client.js';
+import {
+  type ConnectAttempt,
+  connectSocket,
+  GrpcCallError,
+  type SessionAttempt,
+  startSession,
+  unaryCall,
+} from './h2-client.js';
 import { PLUGIN_INFO_LIMITS } from './plugin-info-bounds.js';
 import type {
   CallOptions,
+  DialOptions,
   DialRegistration,
   RegistrationConnection,
   RegistrationInfo,
@@ -155,29 +163,50 @@ function dialError(socketPath: string, reason: string, cause?: unknown): BerthEr
 /**
  * Connects until the HTTP/2 session is up. A refusal fails at once; a
  * connection closed before HTTP/2 started (or a full backlog) is tried again
- * shortly, until the deadline.
+ * shortly, until the deadline. `admit` runs once, after the first accepted
+ * connect and before HTTP/2 starts; its wait does not count against the deadline.
  */
-async function openWithRetries(socketPath: string, options: CallOptions): Promise<ClientHttp2Session> {
+async function openWithRetries(socketPath: string, options: DialOptions): Promise<ClientHttp2Session> {
   const { timeoutMs, signal } = options;
-  const deadline = Date.now() + timeoutMs;
+  let deadline = Date.now() + timeoutMs;
+  let admitted = options.admit === undefined;
   let delay = RETRY_FIRST_MS;
   let last = 'no answer';
+  const timedOut = (why: string, cause?: unknown) =>
+    dialError(socketPath, `timed out after ${timeoutMs} ms (${why})`, cause);
   for (;;) {
     const left = deadline - Date.now();
-    if (left <= 0) throw dialError(socketPath, `timed out after ${timeoutMs} ms (${last})`);
-    const attempt = await openSession(socketPath, left, signal);
+    if (left <= 0) throw timedOut(last);
+    const connected = await connectSocket(socketPath, left, signal);
+    let attempt: SessionAttempt | ConnectAttempt = connected;
+    if (connected.kind === 'connected') {
+      if (!admitted) {
+        const waitedFrom = Date.now();
+        try {
+          await options.admit?.();
+        } catch (err) {
+          connected.socket.destroy();
+          throw err;
+        }
+        admitted = true;
+        deadline += Date.now() - waitedFrom;
+      }
+      attempt = await startSession(connected.socket, Math.max(1, deadline - Date.now()), signal);
+    }
     switch (attempt.kind) {
       case 'ready':
         return attempt.session;
+      case 'connected': // handled above
+        continue;
       case 'failed':
         throw dialError(socketPath, attempt.failure.reason, attempt.failure.cause);
       case 'timeout':
-        throw dialError(socketPath, `timed out after ${timeoutMs} ms (no HTTP/2 settings from the server)`);
+        throw timedOut(
+          connected.kind === 'connected' ? 'no HTTP/2 settings from the server' : 'no answer to connect',
+        );
       case 'transient':
         last = attempt.failure.reason;
-        if (Date.now() + delay >= deadline) {
-          throw dialError(socketPath, `timed out after ${timeoutMs} ms (${last})`, attempt.failure.cause);
-        }
+        if (Date.now() + delay >= deadline) throw timedOut(last, attempt.failure.cause);
         await pause(delay, signal, socketPath);
         delay = Math.min(RETRY_MAX_MS, delay * 2);
     }

@@ -84,20 +84,63 @@ const SESSION_OPTIONS: http2.ClientSessionOptions = {
   maxSessionMemory: 4,
 };
 
+const CLOSED_EARLY: ConnectFailure = {
+  reason: 'the listener closed the connection before the HTTP/2 handshake',
+  cause: undefined,
+};
+
+export type ConnectAttempt =
+  | { kind: 'connected'; socket: Socket }
+  | Extract<SessionAttempt, { kind: 'failed' | 'transient' | 'timeout' }>;
+
 /**
- * One connect and HTTP/2 start on `socketPath`. Ready once the server's
- * SETTINGS arrived, which proves an HTTP/2 server is there (a listener that
- * accepts and closes at once is `transient`, not ready).
+ * One connect() to `socketPath`. A refusal, a missing file or not-a-socket is
+ * `failed`: nothing will answer. A full backlog (EAGAIN) is `transient`.
  */
-export function openSession(
+export function connectSocket(
   socketPath: string,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<ConnectAttempt> {
+  return new Promise((resolve, reject) => {
+    const socket: Socket = connect({ path: socketPath });
+    const done = (result: ConnectAttempt | Error) => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      socket.removeListener('error', onError);
+      socket.removeListener('connect', onConnect);
+      if (result instanceof Error || result.kind !== 'connected') socket.destroy();
+      // Until someone starts HTTP/2 on it, an error is noticed as a destroyed socket.
+      else socket.on('error', () => {});
+      if (result instanceof Error) reject(result);
+      else resolve(result);
+    };
+    const onAbort = () => done(abortedError(signal, `dial ${socketPath}`));
+    const onError = (err: NodeJS.ErrnoException) => {
+      const failure = { reason: describeConnectError(err), cause: err };
+      done(err.code === 'EAGAIN' ? { kind: 'transient', failure } : { kind: 'failed', failure });
+    };
+    const onConnect = () => done({ kind: 'connected', socket });
+    const timer = setTimeout(() => done({ kind: 'timeout' }), timeoutMs);
+    socket.once('error', onError);
+    socket.once('connect', onConnect);
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * HTTP/2 on a connected socket. Ready once the server's SETTINGS arrived,
+ * which proves an HTTP/2 server is there (a listener that accepted and
+ * closed is `transient`). The socket is destroyed unless the result is ready.
+ */
+export function startSession(
+  socket: Socket,
   timeoutMs: number,
   signal?: AbortSignal,
 ): Promise<SessionAttempt> {
   return new Promise((resolve, reject) => {
     let settled = false;
-    let session: ClientHttp2Session | undefined;
-    const socket: Socket = connect({ path: socketPath });
     const finish = (result: SessionAttempt | Error) => {
       if (settled) return;
       settled = true;
@@ -110,37 +153,33 @@ export function openSession(
       if (result instanceof Error) reject(result);
       else resolve(result);
     };
-    const onAbort = () => finish(abortedError(signal, `dial ${socketPath}`));
+    const onAbort = () => finish(abortedError(signal, 'HTTP/2 handshake'));
     const timer = setTimeout(() => finish({ kind: 'timeout' }), timeoutMs);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    socket.once('error', (err: NodeJS.ErrnoException) => {
-      const failure = { reason: describeConnectError(err), cause: err };
-      finish(
-        session === undefined && err.code !== 'EAGAIN'
-          ? { kind: 'failed', failure }
-          : { kind: 'transient', failure },
-      );
-    });
-    socket.once('connect', () => {
-      const opened = http2.connect('http://localhost', {
-        ...SESSION_OPTIONS,
-        createConnection: () => socket,
-      });
-      session = opened;
-      opened.on('error', () => {}); // 'close' follows
-      opened.once('remoteSettings', () => finish({ kind: 'ready', session: opened }));
-      opened.once('close', () =>
-        finish({
-          kind: 'transient',
-          failure: {
-            reason: 'the listener closed the connection before the HTTP/2 handshake',
-            cause: undefined,
-          },
-        }),
-      );
-    });
+    let session: ClientHttp2Session | undefined;
+    if (socket.destroyed) {
+      finish({ kind: 'transient', failure: CLOSED_EARLY });
+      return;
+    }
+    session = http2.connect('http://localhost', { ...SESSION_OPTIONS, createConnection: () => socket });
+    const opened = session;
+    opened.on('error', () => {}); // 'close' follows
+    opened.once('remoteSettings', () => finish({ kind: 'ready', session: opened }));
+    opened.once('close', () => finish({ kind: 'transient', failure: CLOSED_EARLY }));
     if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** connectSocket, then startSession, within one deadline. */
+export async function openSession(
+  socketPath: string,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<SessionAttempt> {
+  const startedAt = Date.now();
+  const connected = await connectSocket(socketPath, timeoutMs, signal);
+  if (connected.kind !== 'connected') return connected;
+  return startSession(connected.socket, Math.max(1, timeoutMs - (Date.now() - startedAt)), signal);
 }
 
 export function describeConnectError(err: NodeJS.ErrnoException): string {

@@ -30,9 +30,20 @@ export interface RegistrationConnection {
   close(): void;
 }
 
+export interface DialOptions extends CallOptions {
+  /**
+   * Called once the socket accepted the connection, before the HTTP/2
+   * handshake; the dial waits for it, and the time waiting does not count
+   * against `timeoutMs`. The executor takes a concurrency slot here, so the
+   * connect itself is the probe: a socket nobody listens on fails without
+   * ever waiting for (or holding) a slot. Not called when the connect fails.
+   */
+  admit?: () => Promise<void>;
+}
+
 /**
  * Opens a connection and waits until it is ready. Fails fast with
  * BerthError BERTH_DIAL_FAILED when nothing listens (ECONNREFUSED/ENOENT),
  * and after `timeoutMs` when the peer never becomes ready.
  */
-export type DialRegistration = (socketPath: string, options: CallOptions) => Promise<RegistrationConnection>;
+export type DialRegistration = (socketPath: string, options: DialOptions) => Promise<RegistrationConnection>;
