@@ -4,6 +4,7 @@
  * results. `npm run bench` builds first and runs dist/bench/run-all.js.
  *
  *   node dist/bench/run-all.js            every benchmark, writes bench/results.md
+ *   BENCH_MARKDOWN_OUT=f node dist/bench/run-all.js scale   one benchmark, its markdown to f
  *   node dist/bench/run-all.js registry   only the named ones, prints only
  */
 import { execFileSync } from 'node:child_process';
@@ -162,6 +163,13 @@ async function main(): Promise<number> {
     const target = join(root, 'bench', 'results.md');
     writeFileSync(target, markdown);
     console.log(`wrote ${target}`);
+  } else if (process.env.BENCH_MARKDOWN_OUT) {
+    // A partial run leaves results.md alone; its sections can be written elsewhere to be merged by hand.
+    writeFileSync(
+      process.env.BENCH_MARKDOWN_OUT,
+      [...facts.map((fact) => `- ${fact}`), '', ...rendered].join('\n'),
+    );
+    console.log(`wrote ${process.env.BENCH_MARKDOWN_OUT}`);
   }
   return failures === 0 ? 0 : 1;
 }
