@@ -17,7 +17,7 @@ import { formatMs, summarize } from './lib/stats.js';
 import { makeTempDir } from './lib/timing.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
-/** BENCH_SCALE_ONLY=storms or =startup runs only that table (for profiling). */
+/** BENCH_SCALE_ONLY=latency, =storms or =startup runs only those tables (for profiling). */
 const ONLY = process.env.BENCH_SCALE_ONLY;
 const ROUNDS = QUICK ? 1 : 3;
 const LATENCY_SAMPLES = QUICK ? 40 : 200;
@@ -225,7 +225,7 @@ export async function scaleBenchmark(): Promise<BenchSection> {
   const notes: string[] = [];
 
   // (1) One new plugin: ready (listening) -> Notify(true), with 0 and 1,000 registered.
-  for (const registered of ONLY !== undefined ? [] : [0, LATENCY_REGISTERED]) {
+  for (const registered of ONLY !== undefined && ONLY !== 'latency' ? [] : [0, LATENCY_REGISTERED]) {
     const samples = await latency(registered);
     const base0 = summarize(samples.bare.gap0);
     const base20 = summarize(samples.bare.gap20);
@@ -244,7 +244,7 @@ export async function scaleBenchmark(): Promise<BenchSection> {
   // (2) + (5) + (6) Storms.
   let steadyRows: string[][] = [];
   const floors = new Map<string, StormResult[]>();
-  for (const storage of ONLY === 'startup' ? [] : STORAGES) {
+  for (const storage of ONLY === 'startup' || ONLY === 'latency' ? [] : STORAGES) {
     const stormRows: string[][] = [];
     for (const n of SIZES) {
       for (const staleFraction of (process.env.BENCH_SCALE_STALE ?? '0,0.1').split(',').map(Number)) {
@@ -347,7 +347,7 @@ export async function scaleBenchmark(): Promise<BenchSection> {
   // (3) + (4) Start-up with 1,000 present, then all removed at once.
   const startRows: string[][] = [];
   const startResults: Record<Mode, StartupResult[]> = { bare: [], berth: [] };
-  for (let round = 0; round < (ONLY === 'storms' ? 0 : ROUNDS); round++) {
+  for (let round = 0; round < (ONLY === 'storms' || ONLY === 'latency' ? 0 : ROUNDS); round++) {
     for (const mode of MODES) startResults[mode].push(await startupAndRemoval(mode, STARTUP_N));
   }
   for (const mode of MODES) {

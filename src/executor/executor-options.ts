@@ -20,6 +20,14 @@ export interface YoungSocketRetry {
   ageMs: number;
   /** Waits between redials; the attempt fails normally once the list or the age runs out. */
   delaysMs: readonly number[];
+  /**
+   * While at most `whileAtMost` sockets are in these retries, the first
+   * `forMs` after a refusal are polled every `stepMs` before `delaysMs`
+   * begins: a lone plugin's bind → listen gap then costs it about a
+   * millisecond, while a crowd of young stale files (1,000 appearing at once)
+   * keeps the sparse, cheap schedule.
+   */
+  dense?: { forMs: number; stepMs: number; whileAtMost: number };
 }
 
 /** The executor's defaults, in one place (the daemon's config schema imports them). */
@@ -46,6 +54,7 @@ export const DEFAULT_MAX_CONCURRENT_REGISTRATIONS = 64;
  */
 export const DEFAULT_YOUNG_SOCKET_RETRY: Readonly<YoungSocketRetry> = Object.freeze({
   ageMs: 1_000,
+  dense: Object.freeze({ forMs: 50, stepMs: 1, whileAtMost: 16 }),
   delaysMs: Object.freeze([
     2,
     3,

@@ -43,6 +43,8 @@ class Executor implements OperationExecutor {
   readonly #map: OperationMap;
   readonly #slots: Slots;
   readonly #young: YoungSocketRetry | false;
+  /** Sockets in young-socket retries now (their schedule is dense only while few are). */
+  readonly #youngRetrying = { count: 0 };
   readonly #listeners = new Set<(event: OperationEvent) => void>();
   readonly #lifecycle = new LifecycleController({
     onStop: async () => {
@@ -129,6 +131,7 @@ class Executor implements OperationExecutor {
       logger: this.#logger,
       slots: this.#slots,
       youngSocketRetry: this.#young,
+      retrying: this.#youngRetrying,
     };
     const refusal = this.#map.tryRun(
       socketPath,

@@ -23,6 +23,8 @@ export interface RegisterDeps {
   /** Bounds the attempts in flight; held from the dial to the end of the attempt. */
   slots?: Slots;
   youngSocketRetry?: YoungSocketRetry | false;
+  /** Sockets in young-socket retries now, shared across one executor's attempts. */
+  retrying?: { count: number };
 }
 
 /**

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
 import { isBerthError } from '../common/index.js';
 import { createRegistrationServer, dialRegistration } from '../registration/index.js';
 import type { DialRegistration } from '../registration/types.js';
-import { createStaleSocket, createTempDir, waitFor } from '../testing/index.js';
+import { createStaleSocket, createTempDir, startPluginFarm, waitFor } from '../testing/index.js';
 import { DEFAULT_EXECUTOR_TIMEOUTS } from './executor-options.js';
 import { Slots } from './slots.js';
 import { dialYoungSocket, isConnectionRefused } from './young-socket.js';
@@ -120,5 +121,40 @@ describe('dialYoungSocket: the connect is the probe, the slot is taken after it'
     await dialYoungSocket(deps, '/nowhere.sock', new AbortController().signal);
     assert.equal(heldDuringDial, 0);
     assert.equal(slots.held, 1);
+  });
+
+  it('a lone young socket is polled every millisecond at first; in a crowd it keeps the sparse schedule', async (t) => {
+    const farm = await startPluginFarm();
+    t.after(() => farm.stop());
+    await using dir = createTempDir('berth-young-');
+    // No sparse delays at all: only the dense phase can carry a dial across the bind -> listen gap.
+    const retry = { ageMs: 5_000, delaysMs: [], dense: { forMs: 5_000, stepMs: 1, whileAtMost: 1 } };
+    const dialDuringGap = async (name: string, retrying: { count: number }) => {
+      const path = dir.join(name);
+      const served = farm.serve([path], { gapMs: 500 });
+      await waitFor('the socket file (bound, not listening yet)', () => existsSync(path), {
+        timeoutMs: 10_000,
+      });
+      const deps = {
+        dial: dialRegistration,
+        timeouts: DEFAULT_EXECUTOR_TIMEOUTS,
+        youngSocketRetry: retry,
+        retrying,
+      };
+      try {
+        const conn = await dialYoungSocket(deps, path, new AbortController().signal);
+        conn.close();
+        return 'registered';
+      } catch (err) {
+        return isConnectionRefused(err) ? 'refused' : String(err);
+      } finally {
+        await served;
+      }
+    };
+    const retrying = { count: 0 };
+    assert.equal(await dialDuringGap('lone.sock', retrying), 'registered');
+    assert.equal(retrying.count, 0, 'the count is given back');
+    // One other socket already retrying: more than whileAtMost, so no dense phase, and no delays left.
+    assert.equal(await dialDuringGap('crowd.sock', { count: 1 }), 'refused');
   });
 });

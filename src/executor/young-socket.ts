@@ -11,6 +11,8 @@ export interface YoungDialDeps {
   timeouts: ExecutorTimeouts;
   slots?: Slots;
   youngSocketRetry?: YoungSocketRetry | false;
+  /** Sockets in their young-socket retries right now, shared by one executor's dials (YoungSocketRetry.dense). */
+  retrying?: { count: number };
 }
 
 /**
@@ -68,13 +70,22 @@ export async function dialYoungSocket(
     const isYoung = () => bornAt !== undefined && Date.now() - bornAt < young.ageMs;
     if (!isYoung()) throw failure;
     // While it still refuses, a retry is one plain connect(): no HTTP/2 session, no slot.
-    for (;;) {
-      const wait = young.delaysMs[retry++];
-      if (wait === undefined) throw failure;
-      await delay(wait, undefined, { signal }).catch(() => {});
-      if (signal.aborted) throw abortedError(signal, `dial ${socketPath}`);
-      if (!(await refuses(socketPath))) break; // listening now (or gone): dial for real
-      if (!isYoung()) throw failure;
+    const retrying = deps.retrying ?? { count: 0 };
+    const denseUntil = Date.now() + (young.dense?.forMs ?? 0);
+    retrying.count += 1;
+    try {
+      for (;;) {
+        const dense =
+          young.dense !== undefined && Date.now() < denseUntil && retrying.count <= young.dense.whileAtMost;
+        const wait = dense ? young.dense?.stepMs : young.delaysMs[retry++];
+        if (wait === undefined) throw failure;
+        await delay(wait, undefined, { signal }).catch(() => {});
+        if (signal.aborted) throw abortedError(signal, `dial ${socketPath}`);
+        if (!(await refuses(socketPath))) break; // listening now (or gone): dial for real
+        if (!isYoung()) throw failure;
+      }
+    } finally {
+      retrying.count -= 1;
     }
   }
 }
