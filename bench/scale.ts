@@ -144,7 +144,7 @@ async function storm(
     if (steady) {
       result.steady = [];
       for (let window = 0; window < 2; window++) {
-        await trial.runner.call('begin');
+        await trial.runner.call('begin', { eld: false });
         await new Promise((resolve) => setTimeout(resolve, STEADY_MS));
         const idle = await trial.runner.call<EndReport>('end');
         result.steady.push({ cpuShare: idle.cpuMs / idle.windowMs, rssBytes: idle.rssBytes });

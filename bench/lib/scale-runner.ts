@@ -75,7 +75,8 @@ function waitCount(target: number, timeoutMs: number): Promise<{ at: number; cou
 
 type Command =
   | { id: number; op: 'start' }
-  | { id: number; op: 'begin' }
+  /** `eld: false` leaves the event-loop monitor off: its 5 ms timer would be most of an idle window's CPU. */
+  | { id: number; op: 'begin'; eld?: boolean }
   | { id: number; op: 'end' }
   | { id: number; op: 'waitCount'; target: number; timeoutMs: number }
   | { id: number; op: 'stop' };
@@ -86,7 +87,7 @@ async function run(command: Command): Promise<unknown> {
       return start();
     case 'begin':
       eld.reset();
-      eld.enable();
+      if (command.eld !== false) eld.enable();
       cpuAtBegin = process.cpuUsage();
       beganAt = now();
       return { at: beganAt };
