@@ -90,6 +90,8 @@ interface Live {
   plugin: ExamplePlugin;
   /** Where the socket file is now (a rename moves it; the server keeps serving). */
   path: string;
+  /** Where it was bound: libuv unlinks this path when the server closes, whatever is there by then. */
+  boundPath: string;
   name: string;
 }
 
@@ -162,7 +164,7 @@ class World {
     const path = this.slotPath(i);
     const plugin = createExamplePlugin({ socketPath: path, name, type: TYPE, versions: ['v1beta1'] });
     await plugin.start();
-    this.slots[i] = { plugin, path, name };
+    this.slots[i] = { plugin, path, boundPath: path, name };
     void (async () => {
       for (;;) {
         const status = await plugin.nextStatus(600_000).catch(() => undefined);
@@ -186,6 +188,12 @@ class World {
     this.slots[i] = undefined;
     await live.plugin.stop();
     rmSync(live.path, { force: true });
+    // A server renamed away unlinks its old path on close: a newer socket there went with it
+    // (the model follows the disk; berth sees the file gone and deregisters that plugin).
+    if (live.boundPath !== live.path) {
+      const j = this.slots.findIndex((other) => other?.path === live.boundPath);
+      if (j !== -1) await this.unserve(j);
+    }
     return live;
   }
 
