@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import { isBerthError } from '../common/index.js';
 import { createRegistrationServer, dialRegistration } from '../registration/index.js';
 import type { DialRegistration } from '../registration/types.js';
@@ -10,18 +10,33 @@ import { DEFAULT_EXECUTOR_TIMEOUTS } from './executor-options.js';
 import { Slots } from './slots.js';
 import { dialYoungSocket, isConnectionRefused } from './young-socket.js';
 
+/** A registration server on a real socket, and real-dial deps over one slot (not taken yet). */
+async function liveServerAndSlots(t: TestContext) {
+  const dir = createTempDir('berth-young-');
+  const server = createRegistrationServer({
+    socketPath: dir.join('live.sock'),
+    info: { type: 'T', name: 'n', endpoint: '', supportedVersions: ['1'] },
+  });
+  t.after(async () => {
+    await server.stop();
+    dir.remove();
+  });
+  await server.start();
+  return { server, ...realDial() };
+}
+
+/** Real-dial deps over one slot (not taken yet), without young-socket retries. */
+function realDial(timeouts = DEFAULT_EXECUTOR_TIMEOUTS) {
+  const slots = new Slots(1);
+  return { slots, deps: { dial: dialRegistration, timeouts, slots, youngSocketRetry: false as const } };
+}
+
 describe('dialYoungSocket: the connect is the probe, the slot is taken after it', () => {
   it('a stale socket fails on its refused connect without waiting for a slot, even while every slot is taken', async () => {
     await using dir = createTempDir('berth-young-');
     const path = dir.join('stale.sock');
     await createStaleSocket(path);
-    const slots = new Slots(1);
-    const deps = {
-      dial: dialRegistration,
-      timeouts: DEFAULT_EXECUTOR_TIMEOUTS,
-      slots,
-      youngSocketRetry: false as const,
-    };
+    const { slots, deps } = realDial();
     await slots.acquire(); // every slot taken
     const err = await dialYoungSocket(deps, path, new AbortController().signal).then(
       () => assert.fail('a stale socket must not register'),
@@ -35,20 +50,7 @@ describe('dialYoungSocket: the connect is the probe, the slot is taken after it'
   });
 
   it('a listening socket is connected first, then waits for a slot for its HTTP/2 handshake', async (t) => {
-    await using dir = createTempDir('berth-young-');
-    const server = createRegistrationServer({
-      socketPath: dir.join('live.sock'),
-      info: { type: 'T', name: 'n', endpoint: '', supportedVersions: ['1'] },
-    });
-    t.after(() => server.stop());
-    await server.start();
-    const slots = new Slots(1);
-    const deps = {
-      dial: dialRegistration,
-      timeouts: DEFAULT_EXECUTOR_TIMEOUTS,
-      slots,
-      youngSocketRetry: false as const,
-    };
+    const { server, slots, deps } = await liveServerAndSlots(t);
     await slots.acquire(); // every slot taken
     const pending = dialYoungSocket(deps, server.socketPath, new AbortController().signal);
     await waitFor('the connected dial to wait for a slot', () => slots.waiting === 1, { timeoutMs: 10_000 });
@@ -61,20 +63,7 @@ describe('dialYoungSocket: the connect is the probe, the slot is taken after it'
   });
 
   it('an aborted wait for a slot closes the connection and holds nothing', async (t) => {
-    await using dir = createTempDir('berth-young-');
-    const server = createRegistrationServer({
-      socketPath: dir.join('live.sock'),
-      info: { type: 'T', name: 'n', endpoint: '', supportedVersions: ['1'] },
-    });
-    t.after(() => server.stop());
-    await server.start();
-    const slots = new Slots(1);
-    const deps = {
-      dial: dialRegistration,
-      timeouts: DEFAULT_EXECUTOR_TIMEOUTS,
-      slots,
-      youngSocketRetry: false as const,
-    };
+    const { server, slots, deps } = await liveServerAndSlots(t);
     await slots.acquire();
     const controller = new AbortController();
     const pending = dialYoungSocket(deps, server.socketPath, controller.signal);
@@ -93,9 +82,7 @@ describe('dialYoungSocket: the connect is the probe, the slot is taken after it'
     const server = createServer((socket) => socket.destroy());
     await new Promise<void>((resolve) => server.listen(path, resolve));
     t.after(() => new Promise((resolve) => server.close(resolve)));
-    const slots = new Slots(1);
-    const timeouts = { ...DEFAULT_EXECUTOR_TIMEOUTS, dialMs: 300 };
-    const deps = { dial: dialRegistration, timeouts, slots, youngSocketRetry: false as const };
+    const { slots, deps } = realDial({ ...DEFAULT_EXECUTOR_TIMEOUTS, dialMs: 300 });
     await slots.acquire();
     const pending = dialYoungSocket(deps, path, new AbortController().signal).then(
       () => assert.fail('nothing speaks HTTP/2 there'),
