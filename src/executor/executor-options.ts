@@ -28,13 +28,6 @@ export interface YoungSocketRetry {
    * keeps the sparse, cheap schedule.
    */
   dense?: { forMs: number; stepMs: number; whileAtMost: number };
-  /**
-   * All sockets in these retries together redial at most this often: with N
-   * of them, each waits at least N / rate seconds between redials, so 1,000
-   * young stale files appearing at once cost about this many connects a
-   * second, not 50,000.
-   */
-  maxRedialsPerSecond?: number;
 }
 
 /** The executor's defaults, in one place (the daemon's config schema imports them). */
@@ -62,7 +55,6 @@ export const DEFAULT_MAX_CONCURRENT_REGISTRATIONS = 64;
 export const DEFAULT_YOUNG_SOCKET_RETRY: Readonly<YoungSocketRetry> = Object.freeze({
   ageMs: 1_000,
   dense: Object.freeze({ forMs: 50, stepMs: 1, whileAtMost: 2 }),
-  maxRedialsPerSecond: 2_000,
   delaysMs: Object.freeze([
     2,
     3,

@@ -77,11 +77,8 @@ export async function dialYoungSocket(
       for (;;) {
         const dense =
           young.dense !== undefined && Date.now() < denseUntil && retrying.count <= young.dense.whileAtMost;
-        const scheduled = dense ? young.dense?.stepMs : young.delaysMs[retry++];
-        if (scheduled === undefined) throw failure;
-        const spread =
-          young.maxRedialsPerSecond === undefined ? 0 : (retrying.count * 1000) / young.maxRedialsPerSecond;
-        const wait = Math.max(scheduled, spread);
+        const wait = dense ? young.dense?.stepMs : young.delaysMs[retry++];
+        if (wait === undefined) throw failure;
         await delay(wait, undefined, { signal }).catch(() => {});
         if (signal.aborted) throw abortedError(signal, `dial ${socketPath}`);
         if (!(await refuses(socketPath))) break; // listening now (or gone): dial for real
