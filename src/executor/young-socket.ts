@@ -1,7 +1,7 @@
 import { lstat } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { abortedError } from '../common/index.js';
+import { probeConnect } from '../registration/index.js';
 import type { DialRegistration, RegistrationConnection } from '../registration/types.js';
 import type { ExecutorTimeouts, YoungSocketRetry } from './executor-options.js';
 import type { Slots } from './slots.js';
@@ -81,28 +81,14 @@ export async function dialYoungSocket(
         if (wait === undefined) throw failure;
         await delay(wait, undefined, { signal }).catch(() => {});
         if (signal.aborted) throw abortedError(signal, `dial ${socketPath}`);
-        if (!(await refuses(socketPath))) break; // listening now (or gone): dial for real
+        const refusal = await probeConnect(socketPath, deps.timeouts.dialMs);
+        if (refusal?.code !== 'ECONNREFUSED') break; // listening now (or gone): dial for real
         if (!isYoung()) throw failure;
       }
     } finally {
       retrying.count -= 1;
     }
   }
-}
-
-/** True when a plain connect() to the socket is refused right now. */
-function refuses(socketPath: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ path: socketPath });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.once('error', (err: NodeJS.ErrnoException) => {
-      socket.destroy();
-      resolve(err.code === 'ECONNREFUSED');
-    });
-  });
 }
 
 /** The socket file's ctime (wall clock ms): when it was bound. */

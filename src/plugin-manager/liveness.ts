@@ -1,4 +1,3 @@
-import { connect as netConnect } from 'node:net';
 import type { PluginInfo } from '../cache/types.js';
 import {
   BerthError,
@@ -8,6 +7,7 @@ import {
   type LifecycleState,
   type Logger,
 } from '../common/index.js';
+import { probeConnect } from '../registration/index.js';
 import type { DialRegistration } from '../registration/types.js';
 import { KeepaliveConnection } from './keepalive-connection.js';
 import { DEFAULT_LIVENESS, RECOVERY_MAX_PERIODS } from './liveness-options.js';
@@ -260,7 +260,7 @@ class Prober implements LivenessProber {
    */
   async #onConnectionLost(entry: Watched): Promise<void> {
     const { socketPath } = entry.plugin;
-    const failure = await connectFailure(socketPath, this.#o.timeoutMs);
+    const failure = await probeConnect(socketPath, this.#o.timeoutMs);
     if (entry.closed || this.#stopped) return;
     if (failure === undefined) {
       this.#connect(entry);
@@ -356,19 +356,4 @@ class Prober implements LivenessProber {
     if (signal.aborted || !this.#recovery.delete(socketPath)) return;
     this.#o.onAlive?.(socketPath);
   }
-}
-
-/** A plain connect: undefined if it connects within `timeoutMs` (or neither connects nor fails), else why not. */
-function connectFailure(socketPath: string, timeoutMs: number): Promise<NodeJS.ErrnoException | undefined> {
-  return new Promise((resolve) => {
-    const socket = netConnect({ path: socketPath });
-    const done = (result: NodeJS.ErrnoException | undefined) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(result);
-    };
-    const timer = setTimeout(() => done(undefined), timeoutMs);
-    socket.once('connect', () => done(undefined));
-    socket.once('error', (err: NodeJS.ErrnoException) => done(err));
-  });
 }

@@ -15,6 +15,7 @@ export {
   pluginInfoProblem,
   refuseUndecodableInfo,
 } from './plugin-info-bounds.js';
+export { probeConnect } from './probe-connect.js';
 export {
   createRegistrationServer,
   RegistrationServer,

@@ -1,0 +1,24 @@
+import { connect } from 'node:net';
+
+/**
+ * One plain connect() to a unix socket, closed at once: undefined when it
+ * connects (or gives no answer within `timeoutMs`), else the connect error.
+ * No HTTP/2, no gRPC: the cheap way to ask "does anybody listen there now?"
+ * (a refused connect is ECONNREFUSED; a missing file ENOENT).
+ */
+export function probeConnect(
+  socketPath: string,
+  timeoutMs: number,
+): Promise<NodeJS.ErrnoException | undefined> {
+  return new Promise((resolve) => {
+    const socket = connect({ path: socketPath });
+    const done = (result: NodeJS.ErrnoException | undefined) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(result);
+    };
+    const timer = setTimeout(() => done(undefined), timeoutMs);
+    socket.once('connect', () => done(undefined));
+    socket.once('error', (err: NodeJS.ErrnoException) => done(err));
+  });
+}
