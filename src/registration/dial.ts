@@ -15,14 +15,7 @@ import { resolve as resolvePath } from 'node:path';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { abortedError, BerthError } from '../common/index.js';
 import { InfoRequestSchema, RegistrationStatusSchema } from './gen/pluginregistration/api_pb.js';
-import {
-  type ConnectAttempt,
-  connectSocket,
-  GrpcCallError,
-  type SessionAttempt,
-  startSession,
-  unaryCall,
-} from './h2-client.js';
+import { connectSocket, GrpcCallError, type SessionAttempt, startSession, unaryCall } from './h2-client.js';
 import { PLUGIN_INFO_LIMITS } from './plugin-info-bounds.js';
 import type {
   CallOptions,
@@ -178,7 +171,7 @@ async function openWithRetries(socketPath: string, options: DialOptions): Promis
     const left = deadline - Date.now();
     if (left <= 0) throw timedOut(last);
     const connected = await connectSocket(socketPath, left, signal);
-    let attempt: SessionAttempt | ConnectAttempt = connected;
+    let attempt: SessionAttempt;
     if (connected.kind === 'connected') {
       if (!admitted) {
         const waitedFrom = Date.now();
@@ -192,12 +185,10 @@ async function openWithRetries(socketPath: string, options: DialOptions): Promis
         deadline += Date.now() - waitedFrom;
       }
       attempt = await startSession(connected.socket, Math.max(1, deadline - Date.now()), signal);
-    }
+    } else attempt = connected;
     switch (attempt.kind) {
       case 'ready':
         return attempt.session;
-      case 'connected': // handled above
-        continue;
       case 'failed':
         throw dialError(socketPath, attempt.failure.reason, attempt.failure.cause);
       case 'timeout':

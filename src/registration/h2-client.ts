@@ -182,7 +182,7 @@ export async function openSession(
   return startSession(connected.socket, Math.max(1, timeoutMs - (Date.now() - startedAt)), signal);
 }
 
-export function describeConnectError(err: NodeJS.ErrnoException): string {
+function describeConnectError(err: NodeJS.ErrnoException): string {
   switch (err.code) {
     case 'ECONNREFUSED':
       return 'connection refused (ECONNREFUSED): no process is listening on the socket';
