@@ -2,7 +2,9 @@ import { connect } from 'node:net';
 
 /**
  * One plain connect() to a unix socket, closed at once: undefined when it
- * connects (or gives no answer within `timeoutMs`), else the connect error.
+ * connects (or, with `timeoutMs`, gives no answer in time), else the connect
+ * error. Without `timeoutMs` no timer is set: a unix connect answers at once
+ * (a full backlog is EAGAIN), and hot loops of probes then cost no timers.
  * No HTTP/2, no gRPC: the cheap way to ask "does anybody listen there now?"
  * (a refused connect is ECONNREFUSED; a missing file ENOENT).
  */
