@@ -81,7 +81,7 @@ export async function dialYoungSocket(
         if (wait === undefined) throw failure;
         await delay(wait, undefined, { signal }).catch(() => {});
         if (signal.aborted) throw abortedError(signal, `dial ${socketPath}`);
-        const refusal = await probeConnect(socketPath, deps.timeouts.dialMs);
+        const refusal = await probeConnect(socketPath);
         if (refusal?.code !== 'ECONNREFUSED') break; // listening now (or gone): dial for real
         if (!isYoung()) throw failure;
       }

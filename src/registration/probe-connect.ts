@@ -10,7 +10,7 @@ import { connect } from 'node:net';
  */
 export function probeConnect(
   socketPath: string,
-  timeoutMs: number,
+  timeoutMs?: number,
 ): Promise<NodeJS.ErrnoException | undefined> {
   return new Promise((resolve) => {
     const socket = connect({ path: socketPath });
@@ -19,7 +19,7 @@ export function probeConnect(
       socket.destroy();
       resolve(result);
     };
-    const timer = setTimeout(() => done(undefined), timeoutMs);
+    const timer = timeoutMs === undefined ? undefined : setTimeout(() => done(undefined), timeoutMs);
     socket.once('connect', () => done(undefined));
     socket.once('error', (err: NodeJS.ErrnoException) => done(err));
   });
