@@ -28,6 +28,9 @@ export interface YoungDialDeps {
  * file fails at once. The age is the file's ctime against the wall clock
  * (file times are wall time, so an injected test clock does not apply here).
  */
+/** How long a refusing young socket keeps its own redial schedule before a crowd spreads it (ms). */
+const CROWD_GRACE_MS = 50;
+
 export async function dialYoungSocket(
   deps: YoungDialDeps,
   socketPath: string,
@@ -71,14 +74,20 @@ export async function dialYoungSocket(
     if (!isYoung()) throw failure;
     // While it still refuses, a retry is one plain connect(): no HTTP/2 session, no slot.
     const retrying = deps.retrying ?? { count: 0 };
-    const denseUntil = Date.now() + (young.dense?.forMs ?? 0);
+    const refusedAt = Date.now();
+    const denseUntil = refusedAt + (young.dense?.forMs ?? 0);
     retrying.count += 1;
     try {
       for (;;) {
         const dense =
           young.dense !== undefined && Date.now() < denseUntil && retrying.count <= young.dense.whileAtMost;
-        const wait = dense ? young.dense?.stepMs : young.delaysMs[retry++];
-        if (wait === undefined) throw failure;
+        const scheduled = dense ? young.dense?.stepMs : young.delaysMs[retry++];
+        if (scheduled === undefined) throw failure;
+        // Past its first 50 ms a socket that still refuses is most likely stale: in a crowd, all
+        // of those together redial about 2,000 times a second, while a plugin in a short bind ->
+        // listen gap (the first 50 ms) keeps its own schedule.
+        const crowdSpread = Date.now() - refusedAt > CROWD_GRACE_MS ? retrying.count / 2 : 0;
+        const wait = Math.max(scheduled, crowdSpread);
         await delay(wait, undefined, { signal }).catch(() => {});
         if (signal.aborted) throw abortedError(signal, `dial ${socketPath}`);
         const refusal = await probeConnect(socketPath);
