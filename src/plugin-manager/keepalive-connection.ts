@@ -19,6 +19,17 @@ function frame(type: number, flags: number, payload: Buffer = Buffer.alloc(0)): 
 }
 
 /**
+ * Every keepalive PING carries the same payload: a connection has at most one
+ * ping outstanding, so the ACK needs no per-ping key, and the frame is built
+ * once for all connections (a ping then allocates nothing).
+ */
+const PING_PAYLOAD = Buffer.from('berth-lv', 'latin1');
+const PING_FRAME = frame(PING, 0, PING_PAYLOAD);
+const SETTINGS_ACK_FRAME = frame(SETTINGS, ACK);
+/** What a client sends first: the preface and an empty SETTINGS frame. */
+const HELLO = Buffer.concat([PREFACE, frame(SETTINGS, 0)]);
+
+/**
  * One idle HTTP/2 connection to a plugin's gRPC server, held for liveness.
  * It speaks just enough HTTP/2 to stay a valid, idle peer (the preface,
  * SETTINGS and their ACKs, PING and PING ACK) and opens no streams, so it
@@ -30,26 +41,42 @@ export class KeepaliveConnection {
   readonly #socket: Socket;
   #buffer: Buffer = Buffer.alloc(0);
   #closed = false;
-  #nextPing = 0;
-  readonly #pings = new Map<string, (error: string | undefined) => void>();
+  /** A PING was sent and its ACK has not come back yet. */
+  #awaiting = false;
+  /** ping() callers waiting for the outstanding PING's ACK. */
+  readonly #waiters = new Set<(error: string | undefined) => void>();
   readonly #onClose: () => void;
 
   constructor(socketPath: string, onClose: () => void) {
     this.#onClose = onClose;
     this.#socket = connect({ path: socketPath });
     this.#socket.unref(); // an idle liveness connection must not keep the process alive
-    this.#socket.write(Buffer.concat([PREFACE, frame(SETTINGS, 0)]));
+    this.#socket.write(HELLO);
     this.#socket.on('data', (chunk: Buffer) => this.#read(chunk));
     this.#socket.on('error', () => {}); // 'close' follows
     this.#socket.on('close', () => this.#close(false));
   }
 
+  /**
+   * Sends one PING (or leaves the outstanding one be); `answered` turns true
+   * when its ACK arrives. The liveness prober sends a period's pings with this
+   * and judges them all with one timer.
+   */
+  sendPing(): void {
+    if (this.#closed || this.#awaiting) return;
+    this.#awaiting = true;
+    this.#socket.write(PING_FRAME);
+  }
+
+  /** No PING is outstanding: the last one sent was answered (or none was sent). */
+  get answered(): boolean {
+    return !this.#awaiting && !this.#closed;
+  }
+
   /** One PING answered within `timeoutMs`: undefined, or why not. */
   ping(timeoutMs: number): Promise<string | undefined> {
     if (this.#closed) return Promise.resolve('the connection is closed');
-    const payload = Buffer.alloc(8);
-    payload.writeUInt32BE(++this.#nextPing >>> 0, 4);
-    const key = payload.toString('hex');
+    this.sendPing();
     return new Promise((resolve) => {
       const timer = setTimeout(
         () => finish(`no answer to a keepalive ping within ${timeoutMs} ms`),
@@ -57,11 +84,10 @@ export class KeepaliveConnection {
       );
       const finish = (error: string | undefined) => {
         clearTimeout(timer);
-        this.#pings.delete(key);
+        this.#waiters.delete(finish);
         resolve(error);
       };
-      this.#pings.set(key, finish);
-      this.#socket.write(frame(PING, 0, payload));
+      this.#waiters.add(finish);
     });
   }
 
@@ -73,8 +99,13 @@ export class KeepaliveConnection {
     if (this.#closed) return;
     this.#closed = true;
     this.#socket.destroy();
-    for (const finish of [...this.#pings.values()]) finish('the connection closed');
+    for (const finish of [...this.#waiters]) finish('the connection closed');
     if (!byUs) this.#onClose();
+  }
+
+  #answer(): void {
+    this.#awaiting = false;
+    for (const finish of [...this.#waiters]) finish(undefined);
   }
 
   #read(chunk: Buffer): void {
@@ -90,10 +121,10 @@ export class KeepaliveConnection {
       const flags = this.#buffer[4] ?? 0;
       const payload = this.#buffer.subarray(9, 9 + length);
       this.#buffer = this.#buffer.subarray(9 + length);
-      if (type === SETTINGS && (flags & ACK) === 0) this.#socket.write(frame(SETTINGS, ACK));
+      if (type === SETTINGS && (flags & ACK) === 0) this.#socket.write(SETTINGS_ACK_FRAME);
       else if (type === PING && (flags & ACK) === 0)
         this.#socket.write(frame(PING, ACK, Buffer.from(payload)));
-      else if (type === PING) this.#pings.get(payload.toString('hex'))?.(undefined);
+      else if (type === PING && payload.equals(PING_PAYLOAD)) this.#answer();
       else if (type === GOAWAY) this.#close(false);
     }
     if (this.#buffer.length === 0) this.#buffer = Buffer.alloc(0);

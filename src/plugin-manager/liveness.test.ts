@@ -5,6 +5,7 @@ import type { PluginInfo } from '../cache/types.js';
 import { type BerthError, silentLogger } from '../common/index.js';
 import { createExamplePlugin, dialRegistration } from '../registration/index.js';
 import {
+  createRecordingLogger,
   createTempDir,
   FakeClock,
   type PluginFarm,
@@ -177,6 +178,40 @@ describe('liveness: one held connection per plugin', () => {
     await prober.stop();
     await prober.stop();
     assert.equal(prober.state, 'stopped');
+  });
+
+  it("judges a period's pings together: an answer, even a late one, resets the count", async (t) => {
+    const logger = createRecordingLogger();
+    const { farm, dead, prober, clock, serve } = await setup(t, { failureThreshold: 2, logger });
+    prober.watch(await serve('a'));
+    const judged: { sent: number; answered: number }[] = [];
+    let read = 0;
+    /** Fires one period and waits for its pings to be judged (timeoutMs later, in real time). */
+    const period = async () => {
+      const before = judged.length;
+      await clock.advance(1_000);
+      await waitFor("the period's pings judged", () => {
+        for (; read < logger.records.length; read++) {
+          const r = logger.records[read];
+          if (r?.message === 'liveness pings judged')
+            judged.push(r.fields as { sent: number; answered: number });
+        }
+        return judged.length > before;
+      });
+      return judged.at(-1);
+    };
+    assert.deepEqual(await period(), { sent: 1, answered: 1 });
+    process.kill(farm.pid, 'SIGSTOP');
+    assert.deepEqual(await period(), { sent: 1, answered: 0 });
+    assert.equal(dead.length, 0, 'one failure of two');
+    process.kill(farm.pid, 'SIGCONT');
+    assert.deepEqual(await period(), { sent: 1, answered: 1 }, 'the stalled ping is answered late');
+    process.kill(farm.pid, 'SIGSTOP');
+    await period();
+    assert.equal(dead.length, 0, 'the late answer reset the count');
+    await period();
+    assert.equal(dead.length, 1, 'two failures in a row');
+    process.kill(farm.pid, 'SIGCONT');
   });
 
   it('while registrations run, a new connection waits for connectWaiting()', async (t) => {

@@ -23,6 +23,8 @@ export interface ReconcilerHandlers {
 /** The state lookups the incremental path needs (the cache stores provide `get`). */
 interface Lookup {
   get?(socketPath: string): PluginInfo | undefined;
+  /** Visits every entry without copying it (the cache stores provide it). */
+  each?(visit: (info: Readonly<PluginInfo>) => void): void;
 }
 
 export interface ReconcilerOptions {
@@ -165,15 +167,15 @@ class IncrementalReconciler implements Reconciler {
     this.#fullPassWanted = false;
     this.#dirty.clear();
     this.#scheduleResync();
-    const desired = new Map<string, PluginInfo>();
-    for (const plugin of this.#dsw.getPluginsToRegister()) desired.set(plugin.socketPath, plugin);
-    const registered = new Map<string, PluginInfo>();
-    for (const plugin of this.#asw.getRegisteredPlugins()) registered.set(plugin.socketPath, plugin);
+    const desired = this.#entries(this.#dsw);
+    const registered = this.#entries(this.#asw);
 
     // Unregistrations first: gone from the desired state, or replaced by a new generation.
     for (const actual of registered.values()) {
       const wanted = desired.get(actual.socketPath);
-      if (wanted === undefined || wanted.uuid !== actual.uuid) this.#unregister(actual);
+      if (wanted !== undefined && wanted.uuid === actual.uuid) continue;
+      const copy = this.#lookup(this.#asw, actual.socketPath); // the executor keeps what it is given
+      if (copy !== undefined) this.#unregister(copy);
     }
     for (const wanted of desired.values()) {
       // Registered already, or an older generation is still registered here (its unregister settles first).
@@ -203,13 +205,25 @@ class IncrementalReconciler implements Reconciler {
     this.#forget(socketPath);
   }
 
+  /** Every entry by socket path; not copied where the store can say so (a full pass only reads them). */
+  #entries(state: (DesiredStateOfWorld | ActualStateOfWorld) & Lookup): Map<string, Readonly<PluginInfo>> {
+    const entries = new Map<string, Readonly<PluginInfo>>();
+    if (state.each !== undefined) {
+      state.each((info) => entries.set(info.socketPath, info));
+      return entries;
+    }
+    const all = 'getPluginsToRegister' in state ? state.getPluginsToRegister() : state.getRegisteredPlugins();
+    for (const info of all) entries.set(info.socketPath, info);
+    return entries;
+  }
+
   #lookup(state: (DesiredStateOfWorld | ActualStateOfWorld) & Lookup, socketPath: string) {
     if (state.get !== undefined) return state.get(socketPath);
     const all = 'getPluginsToRegister' in state ? state.getPluginsToRegister() : state.getRegisteredPlugins();
     return all.find((p) => p.socketPath === socketPath);
   }
 
-  #register(wanted: PluginInfo): void {
+  #register(wanted: Readonly<PluginInfo>): void {
     const refusal = this.#executor.tryRegisterPlugin(
       wanted.socketPath,
       { uuid: wanted.uuid, timestamp: wanted.timestamp, foundInDeprecatedDir: wanted.foundInDeprecatedDir },

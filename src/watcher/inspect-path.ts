@@ -4,7 +4,8 @@ import { lstat, stat } from 'node:fs/promises';
 /** What a path is right now, as far as the watcher cares. */
 export type PathInspection =
   | { kind: 'socket'; identity: string }
-  | { kind: 'directory'; identity: string }
+  /** `modifiedNs`: the directory's mtime, which moves whenever an entry is added, removed or renamed. */
+  | { kind: 'directory'; identity: string; modifiedNs: bigint }
   /** A regular file, FIFO, device, a symlink to one of those, a symlink loop, or (see below) a directory link. */
   | { kind: 'other' }
   /** Gone (or a dangling symlink): nothing to register at this path. */
@@ -42,7 +43,7 @@ export async function inspectPath(
       return code === 'ENOENT' || code === 'ENOTDIR' ? { kind: 'missing' } : { kind: 'error', error: err };
     }
   }
-  return { kind: 'directory', identity: directoryIdentity(stats) };
+  return { kind: 'directory', identity: directoryIdentity(stats), modifiedNs: stats.mtimeNs };
 }
 
 /**

@@ -32,6 +32,14 @@ export const DEFAULT_RESCAN_INTERVAL_MS = 10_000;
  */
 export const FULL_RESCAN_EVERY = 6;
 
+/**
+ * Periodic rescans skip directories whose mtime shows nothing changed since
+ * they were last read (listing-cache.ts); every this-many-th periodic rescan
+ * reads everything regardless, in case a file system's directory mtimes
+ * cannot be trusted (5 minutes at the default interval).
+ */
+export const THOROUGH_RESCAN_EVERY = 30;
+
 export interface WatchedRoot {
   readonly path: string;
   readonly deprecated: boolean;

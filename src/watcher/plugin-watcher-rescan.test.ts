@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { createDesiredStateOfWorld } from '../cache/index.js';
@@ -81,6 +81,9 @@ describe('plugin watcher: periodic rescan', () => {
     const before = statsOfKnown();
     for (let i = 1; i < FULL_RESCAN_EVERY; i += 1) await tick();
     assert.equal(statsOfKnown(), before, 'light rescans stat no known socket');
+    // A fresh mtime: the directory is read, not skipped as unchanged (that is plugin-watcher-listing.test.ts).
+    const now = new Date();
+    utimesSync(dir, now, now);
     await tick();
     assert.equal(statsOfKnown(), before + paths.length, 'the full rescan stats each known socket once');
 

@@ -2,12 +2,15 @@ import type { Dirent } from 'node:fs';
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { abortedError, BerthError, type ClockTimer, errorMessage, type Logger } from '../common/index.js';
+import type { PathInspection } from './inspect-path.js';
+import { ListingCache } from './listing-cache.js';
 import { isHiddenBelow, isWithin } from './paths.js';
 import {
   FULL_RESCAN_EVERY,
   type PluginWatcherOptions,
   type ResolvedOptions,
   resolveOptions,
+  THOROUGH_RESCAN_EVERY,
   type WatchedRoot,
 } from './plugin-watcher-options.js';
 import { TreeWatch } from './tree-watch.js';
@@ -72,6 +75,11 @@ export class PluginWatcher implements AsyncDisposable {
   #queuedScanStatsKnown = false;
   /** Whether the scan in progress stats known sockets in watched directories. */
   #statKnown = true;
+  /** Whether the queued scan may skip unchanged directories (only periodic scans may). */
+  #queuedScanSkips = true;
+  /** Whether the scan in progress skips directories whose listing still holds. */
+  #skipUnchanged = false;
+  readonly #listings = new ListingCache();
   #periodicScans = 0;
   #timer: ClockTimer | undefined;
   #startPromise: Promise<void> | undefined;
@@ -119,20 +127,28 @@ export class PluginWatcher implements AsyncDisposable {
     return this.#rescan(true);
   }
 
-  /** `statKnown` false: known sockets in a watched directory are not statted (see FULL_RESCAN_EVERY). */
-  #rescan(statKnown: boolean): Promise<void> {
+  /**
+   * `statKnown` false: known sockets in a watched directory are not statted
+   * (see FULL_RESCAN_EVERY). `skipUnchanged`: a directory whose listing still
+   * holds is not read at all (listing-cache.ts); only periodic scans skip.
+   */
+  #rescan(statKnown: boolean, skipUnchanged = false): Promise<void> {
     if (this.#state === 'stopped') {
       return Promise.reject(new BerthError('BERTH_SHUT_DOWN', 'plugin watcher is stopped'));
     }
     if (statKnown) this.#queuedScanStatsKnown = true;
+    if (!skipUnchanged) this.#queuedScanSkips = false;
     this.#queuedScan ??= this.#enqueue(async () => {
       this.#queuedScan = undefined;
       this.#statKnown = this.#queuedScanStatsKnown;
+      this.#skipUnchanged = this.#queuedScanSkips;
       this.#queuedScanStatsKnown = false;
+      this.#queuedScanSkips = true;
       try {
         await this.#scanAll();
       } finally {
         this.#statKnown = true;
+        this.#skipUnchanged = false;
       }
     });
     return this.#queuedScan;
@@ -232,7 +248,8 @@ export class PluginWatcher implements AsyncDisposable {
     this.#timer = this.#options.clock.setTimeout(() => {
       this.#timer = undefined;
       this.#periodicScans += 1;
-      this.#rescan(this.#periodicScans % FULL_RESCAN_EVERY === 0)
+      const thorough = this.#periodicScans % THOROUGH_RESCAN_EVERY === 0;
+      this.#rescan(this.#periodicScans % FULL_RESCAN_EVERY === 0, !thorough)
         .catch(() => {})
         .finally(() => this.#armTimer());
     }, interval);
@@ -274,11 +291,10 @@ export class PluginWatcher implements AsyncDisposable {
     }
   }
 
-  /** Watches `dir` before it is read, so an entry created in between is seen by the watch or the read. */
-  async #watchDirectory(root: WatchedRoot, dir: string): Promise<void> {
+  /** Watches `dir` (inspected by the caller) before it is read, so an entry created in between is seen by the watch or the read. */
+  #watchDirectory(root: WatchedRoot, dir: string, found: PathInspection): void {
     if (root.tree === undefined || this.#state === 'stopped') return;
     // The walk only gets here for real directories, or for the root (which may be a link).
-    const found = await this.#options.inspect(dir, { followDirectoryLinks: true });
     if (found.kind !== 'directory') return;
     try {
       root.tree.add(dir, found.identity);
@@ -388,9 +404,12 @@ export class PluginWatcher implements AsyncDisposable {
   async #syncTree(root: WatchedRoot, dir: string): Promise<void> {
     const seen = new Set<string>();
     await this.#walk(root, dir, seen);
-    for (const [path, known] of [...this.#known]) {
+    const unseen: string[] = [];
+    for (const [path, known] of this.#known) {
+      if (known.root === root && !seen.has(path) && isWithin(path, dir)) unseen.push(path);
+    }
+    for (const path of unseen) {
       if (this.#state === 'stopped') return;
-      if (known.root !== root || seen.has(path) || !isWithin(path, dir)) continue;
       const found = await this.#options.inspect(path);
       if (found.kind === 'socket') this.#observeSocket(root, path, found.identity);
       else if (found.kind === 'missing') this.#forget(path, 'removed');
@@ -399,11 +418,27 @@ export class PluginWatcher implements AsyncDisposable {
   }
 
   async #walk(root: WatchedRoot, dir: string, seen: Set<string>): Promise<void> {
-    await this.#watchDirectory(root, dir);
+    const readAtMs = Date.now(); // wall clock, as file timestamps are
+    const found = await this.#options.inspect(dir, { followDirectoryLinks: true });
+    this.#watchDirectory(root, dir, found);
+    if (found.kind !== 'directory') this.#listings.delete(dir);
+    else if (this.#skipUnchanged) {
+      const listing = this.#listings.get(dir, found.identity, found.modifiedNs);
+      if (listing !== undefined) {
+        for (const path of listing.sockets) seen.add(path);
+        for (const sub of listing.subdirs) {
+          if (this.#state === 'stopped') return;
+          if (this.#ownerRoot(sub) === root) await this.#walk(root, sub, seen);
+        }
+        await this.#inspectCandidates(root, listing.links, seen);
+        return;
+      }
+    }
     let entries: Dirent[];
     try {
       entries = await readdir(dir, { withFileTypes: true });
     } catch (err) {
+      this.#listings.delete(dir);
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'ENOTDIR')
         this.#log.debug({ dir }, 'directory vanished during the walk');
@@ -411,6 +446,7 @@ export class PluginWatcher implements AsyncDisposable {
       return;
     }
     const statKnown = this.#statKnown || root.watchFailing || !root.tree?.isWatching(dir);
+    const listing = { sockets: [] as string[], subdirs: [] as string[], links: [] as string[] };
     const candidates: string[] = [];
     for (const entry of entries) {
       if (this.#state === 'stopped') return;
@@ -420,6 +456,7 @@ export class PluginWatcher implements AsyncDisposable {
         continue;
       }
       if (entry.isDirectory()) {
+        listing.subdirs.push(path);
         if (this.#ownerRoot(path) === root) await this.#walk(root, path, seen);
         continue;
       }
@@ -427,24 +464,44 @@ export class PluginWatcher implements AsyncDisposable {
         this.#log.debug({ path }, 'ignoring non-socket file');
         continue;
       }
+      if (entry.isSymbolicLink()) listing.links.push(path);
+      else listing.sockets.push(path);
       if (!statKnown && entry.isSocket() && this.#known.get(path)?.root === root) {
         seen.add(path); // still there; a re-creation in place reaches the watch as an event
         continue;
       }
       candidates.push(path);
     }
-    // Inspect one directory's candidates concurrently: at start-up with many
-    // sockets, a stat at a time made discovery (not the handshakes) the bottleneck.
+    const complete = await this.#inspectCandidates(root, candidates, seen);
+    if (found.kind === 'directory' && complete) {
+      this.#listings.set(
+        dir,
+        { identity: found.identity, modifiedNs: found.modifiedNs, ...listing },
+        readAtMs,
+      );
+    }
+  }
+
+  /**
+   * Inspects one directory's candidates concurrently (at start-up with many
+   * sockets, a stat at a time made discovery, not the handshakes, the
+   * bottleneck). False if some could not be inspected (their directory must be read again).
+   */
+  async #inspectCandidates(root: WatchedRoot, candidates: string[], seen: Set<string>): Promise<boolean> {
+    if (candidates.length === 0) return true;
     const inspected = await Promise.all(candidates.map((path) => this.#options.inspect(path)));
+    let complete = true;
     inspected.forEach((found, i) => {
       const path = candidates[i] as string;
       if (found.kind === 'socket') {
         seen.add(path);
         this.#observeSocket(root, path, found.identity);
       } else {
+        if (found.kind === 'error') complete = false;
         this.#log.debug({ path, found: found.kind }, 'ignoring symlink that does not point at a socket');
       }
     });
+    return complete;
   }
 
   #observeSocket(root: WatchedRoot, path: string, identity: string): void {
