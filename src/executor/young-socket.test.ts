@@ -31,51 +31,66 @@ function realDial(timeouts = DEFAULT_EXECUTOR_TIMEOUTS) {
   return { slots, deps: { dial: dialRegistration, timeouts, slots, youngSocketRetry: false as const } };
 }
 
-describe('dialYoungSocket: the connect is the probe, the slot is taken after it', () => {
-  it('a stale socket fails on its refused connect without waiting for a slot, even while every slot is taken', async () => {
+describe('dialYoungSocket: a slot is taken before the connect, and a refused connect gives it back at once', () => {
+  it('a stale socket waits its turn, holds the slot for one refused connect and gives it back', async () => {
     await using dir = createTempDir('berth-young-');
     const path = dir.join('stale.sock');
     await createStaleSocket(path);
     const { slots, deps } = realDial();
     await slots.acquire(); // every slot taken
-    const err = await dialYoungSocket(deps, path, new AbortController().signal).then(
+    const pending = dialYoungSocket(deps, path, new AbortController().signal).then(
       () => assert.fail('a stale socket must not register'),
       (e: unknown) => e,
     );
+    await waitFor('the dial to wait for a slot', () => slots.waiting === 1, { timeoutMs: 10_000 });
+    slots.release();
+    const err = await pending;
     assert.ok(isConnectionRefused(err));
     assert.match((err as Error).message, /ECONNREFUSED/);
-    assert.equal(slots.waiting, 0, 'the stale socket never joined the queue');
-    assert.equal(slots.held, 1, 'and took no slot');
-    slots.release();
+    assert.equal(slots.held, 0, 'the refused connect gave its slot back');
+    assert.equal(slots.waiting, 0);
   });
 
-  it('a listening socket is connected first, then waits for a slot for its HTTP/2 handshake', async (t) => {
+  it('a listening socket is not connected until a slot is free, and the dial returns holding it', async (t) => {
     const { server, slots, deps } = await liveServerAndSlots(t);
     await slots.acquire(); // every slot taken
-    const pending = dialYoungSocket(deps, server.socketPath, new AbortController().signal);
-    await waitFor('the connected dial to wait for a slot', () => slots.waiting === 1, { timeoutMs: 10_000 });
+    let dials = 0;
+    const dial: DialRegistration = (path, options) => {
+      dials += 1;
+      return dialRegistration(path, options);
+    };
+    const pending = dialYoungSocket({ ...deps, dial }, server.socketPath, new AbortController().signal);
+    await waitFor('the dial to wait for a slot', () => slots.waiting === 1, { timeoutMs: 10_000 });
+    assert.equal(dials, 0, 'no connect while every slot is taken');
     slots.release();
     const conn = await pending;
-    t.after(() => conn.close());
+    assert.equal(dials, 1);
     assert.equal(slots.held, 1, 'the dial returns holding the slot');
     assert.equal((await conn.getInfo({ timeoutMs: 5_000 })).name, 'n');
+    conn.close();
     slots.release();
   });
 
-  it('an aborted wait for a slot closes the connection and holds nothing', async (t) => {
+  it('an aborted wait for a slot never connects and holds nothing', async (t) => {
     const { server, slots, deps } = await liveServerAndSlots(t);
     await slots.acquire();
+    let dialled = false;
+    const dial: DialRegistration = (path, options) => {
+      dialled = true;
+      return dialRegistration(path, options);
+    };
     const controller = new AbortController();
-    const pending = dialYoungSocket(deps, server.socketPath, controller.signal);
+    const pending = dialYoungSocket({ ...deps, dial }, server.socketPath, controller.signal);
     await waitFor('the dial to wait for a slot', () => slots.waiting === 1, { timeoutMs: 10_000 });
     controller.abort();
     await assert.rejects(pending, (err: unknown) => isBerthError(err, 'BERTH_ABORTED'));
+    assert.equal(dialled, false);
     assert.equal(slots.held, 1, 'only the slot this test took');
     slots.release();
     assert.equal(slots.held, 0, 'the aborted wait was skipped, not granted');
   });
 
-  it('a connection reset while it waits for its slot costs exactly that one slot, given back when the dial fails', async (t) => {
+  it("a connection reset over and over holds exactly one slot until the dial's deadline, then gives it back", async (t) => {
     await using dir = createTempDir('berth-young-');
     const path = dir.join('resets.sock');
     // Accepts every connection and resets it at once: a plugin dying over and over.
@@ -83,13 +98,11 @@ describe('dialYoungSocket: the connect is the probe, the slot is taken after it'
     await new Promise<void>((resolve) => server.listen(path, resolve));
     t.after(() => new Promise((resolve) => server.close(resolve)));
     const { slots, deps } = realDial({ ...DEFAULT_EXECUTOR_TIMEOUTS, dialMs: 300 });
-    await slots.acquire();
     const pending = dialYoungSocket(deps, path, new AbortController().signal).then(
       () => assert.fail('nothing speaks HTTP/2 there'),
       (e: unknown) => e,
     );
-    await waitFor('the dial to wait for a slot', () => slots.waiting === 1, { timeoutMs: 10_000 });
-    slots.release(); // the reset connection is admitted, then retried until the dial's deadline
+    await waitFor('the dial to hold the slot', () => slots.held === 1, { timeoutMs: 10_000 });
     const err = await pending;
     assert.ok(isBerthError(err, 'BERTH_DIAL_FAILED'), String(err));
     assert.match((err as Error).message, /timed out after 300 ms \(the listener closed the connection/);
@@ -97,7 +110,7 @@ describe('dialYoungSocket: the connect is the probe, the slot is taken after it'
     assert.equal(slots.waiting, 0);
   });
 
-  it('a dial that does not admit (an injected one) still returns holding a slot', async () => {
+  it('an injected dial runs holding the slot', async () => {
     const slots = new Slots(2);
     let heldDuringDial = -1;
     const dial: DialRegistration = async () => {
@@ -106,7 +119,7 @@ describe('dialYoungSocket: the connect is the probe, the slot is taken after it'
     };
     const deps = { dial, timeouts: DEFAULT_EXECUTOR_TIMEOUTS, slots, youngSocketRetry: false as const };
     await dialYoungSocket(deps, '/nowhere.sock', new AbortController().signal);
-    assert.equal(heldDuringDial, 0);
+    assert.equal(heldDuringDial, 1);
     assert.equal(slots.held, 1);
   });
 

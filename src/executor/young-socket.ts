@@ -17,16 +17,19 @@ export interface YoungDialDeps {
 
 /**
  * Dials `socketPath` and returns holding a slot (the caller releases it after
- * the attempt). The slot is taken after the socket accepted the connection
- * and before the HTTP/2 handshake (DialOptions.admit), so the connect is
- * itself the probe: a stale file fails on its refused connect without waiting
- * for a slot or holding one, and no socket is connected twice.
+ * the attempt). The slot is taken before the connect, so at most `slots.size`
+ * plugins are connected-and-handshaking at once: with 1,000 sockets present at
+ * start, connecting to all of them first made the plugins' side set up 1,000
+ * HTTP/2 sessions before the first handshake could finish (and added 6 ms to
+ * the event loop's p99 in a 5,000 storm). A stale file holds its slot for one
+ * refused connect (microseconds) and gives it back at once.
  *
  * A socket file younger than `youngSocketRetry.ageMs` that refuses the
  * connection is a server between bind() and listen(): it is redialled after
- * short waits instead of failing into the executor's backoff. An old (stale)
- * file fails at once. The age is the file's ctime against the wall clock
- * (file times are wall time, so an injected test clock does not apply here).
+ * short waits instead of failing into the executor's backoff, holding no slot
+ * while it waits. An old (stale) file fails at once. The age is the file's
+ * ctime against the wall clock (file times are wall time, so an injected test
+ * clock does not apply here).
  */
 /** How long a refusing young socket keeps its own redial schedule before a crowd spreads it (ms). */
 const CROWD_GRACE_MS = 50;
@@ -41,29 +44,14 @@ export async function dialYoungSocket(
   let retry = 0;
   for (;;) {
     let holding = false;
-    let conn: RegistrationConnection | undefined;
     let failure: unknown;
     try {
-      conn = await deps.dial(socketPath, {
-        timeoutMs: deps.timeouts.dialMs,
-        signal,
-        ...(slots === undefined
-          ? {}
-          : {
-              admit: async () => {
-                await slots.acquire(signal);
-                holding = true;
-              },
-            }),
-      });
-      // A dial that does not admit (an injected one) still returns holding a slot.
-      if (slots !== undefined && !holding) {
+      if (slots !== undefined) {
         await slots.acquire(signal);
         holding = true;
       }
-      return conn;
+      return await deps.dial(socketPath, { timeoutMs: deps.timeouts.dialMs, signal });
     } catch (err) {
-      conn?.close();
       if (holding) slots?.release();
       failure = err;
     }

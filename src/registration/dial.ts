@@ -156,13 +156,11 @@ function dialError(socketPath: string, reason: string, cause?: unknown): BerthEr
 /**
  * Connects until the HTTP/2 session is up. A refusal fails at once; a
  * connection closed before HTTP/2 started (or a full backlog) is tried again
- * shortly, until the deadline. `admit` runs once, after the first accepted
- * connect and before HTTP/2 starts; its wait does not count against the deadline.
+ * shortly, until the deadline.
  */
 async function openWithRetries(socketPath: string, options: DialOptions): Promise<ClientHttp2Session> {
   const { timeoutMs, signal } = options;
-  let deadline = Date.now() + timeoutMs;
-  let admitted = options.admit === undefined;
+  const deadline = Date.now() + timeoutMs;
   let delay = RETRY_FIRST_MS;
   let last = 'no answer';
   const timedOut = (why: string, cause?: unknown) =>
@@ -173,17 +171,6 @@ async function openWithRetries(socketPath: string, options: DialOptions): Promis
     const connected = await connectSocket(socketPath, left, signal);
     let attempt: SessionAttempt;
     if (connected.kind === 'connected') {
-      if (!admitted) {
-        const waitedFrom = Date.now();
-        try {
-          await options.admit?.();
-        } catch (err) {
-          connected.socket.destroy();
-          throw err;
-        }
-        admitted = true;
-        deadline += Date.now() - waitedFrom;
-      }
       attempt = await startSession(connected.socket, Math.max(1, deadline - Date.now()), signal);
     } else attempt = connected;
     switch (attempt.kind) {

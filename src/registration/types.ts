@@ -30,16 +30,7 @@ export interface RegistrationConnection {
   close(): void;
 }
 
-export interface DialOptions extends CallOptions {
-  /**
-   * Called once the socket accepted the connection, before the HTTP/2
-   * handshake; the dial waits for it, and the time waiting does not count
-   * against `timeoutMs`. The executor takes a concurrency slot here, so the
-   * connect itself is the probe: a socket nobody listens on fails without
-   * ever waiting for (or holding) a slot. Not called when the connect fails.
-   */
-  admit?: () => Promise<void>;
-}
+export type DialOptions = CallOptions;
 
 /**
  * Opens a connection and waits until it is ready. Fails fast with
