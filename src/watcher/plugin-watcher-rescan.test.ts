@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { createDesiredStateOfWorld } from '../cache/index.js';
 import { createRecordingLogger, createTempDir, FakeClock, SocketPool, waitFor } from '../testing/index.js';
 import { createPluginWatcher, type PluginWatcherOptions } from './index.js';
 import { inspectPath } from './inspect-path.js';
-import { FULL_RESCAN_EVERY } from './plugin-watcher-options.js';
+import { FULL_RESCAN_EVERY, THOROUGH_RESCAN_EVERY } from './plugin-watcher-options.js';
 
 /** The rescan timer runs on a FakeClock: time moves only when a test advances it. */
 function setup(t: TestContext, overrides: Partial<PluginWatcherOptions> = {}, deprecatedName?: string) {
@@ -17,6 +17,9 @@ function setup(t: TestContext, overrides: Partial<PluginWatcherOptions> = {}, de
   const clock = new FakeClock();
   const logger = createRecordingLogger();
   const pool = new SocketPool();
+  /** Every path inspected, in order (a read of a directory stats each socket in it). */
+  const inspected: string[] = [];
+  const inspectWith = overrides.inspect ?? inspectPath;
   const watcher = createPluginWatcher({
     dir,
     desiredState: dsw,
@@ -25,17 +28,26 @@ function setup(t: TestContext, overrides: Partial<PluginWatcherOptions> = {}, de
     rescanIntervalMs: 10_000,
     ...deprecated,
     ...overrides,
+    inspect: (path, options) => {
+      inspected.push(path);
+      return inspectWith(path, options);
+    },
   });
   t.after(async () => {
     await watcher.stop();
     await pool.closeAll();
     tmp.remove();
   });
-  /** Fires the rescan timer and resolves once that scan is over (the timer is re-armed after each scan). */
+  /**
+   * Fires the rescan timer and resolves once that scan is over (the timer is
+   * re-armed after each scan), with the paths that scan inspected.
+   */
   const tick = async () => {
     await clock.waitForTimers(1);
+    const from = inspected.length;
     await clock.advance(10_000);
     await clock.waitForTimers(1);
+    return inspected.slice(from);
   };
   return { tmp, dir, dsw, clock, logger, pool, watcher, tick };
 }
@@ -228,5 +240,96 @@ describe('plugin watcher: periodic rescan', () => {
     await watcher.rescan();
     assert.equal(dsw.get(path)?.foundInDeprecatedDir, true);
     assert.deepEqual(adds, [path], 'added once, by the deprecated root');
+  });
+});
+
+/** The tree the listing tests use, dated a minute back by `settle()`: a quiet directory's mtime is settled. */
+function quietTree(dir: string) {
+  const sub = join(dir, 'x', 'y');
+  mkdirSync(sub, { recursive: true });
+  const settle = () => {
+    const past = new Date(Date.now() - 60_000);
+    for (const d of [dir, join(dir, 'x'), sub]) utimesSync(d, past, past);
+  };
+  return { sub, settle };
+}
+
+describe('plugin watcher: periodic rescans skip unchanged directories', () => {
+  it('does not read a directory whose mtime shows no change, and reads it again once an entry changes', async (t) => {
+    const { dir, dsw, pool, watcher, tick } = setup(t, { useFsWatch: false });
+    const { sub, settle } = quietTree(dir);
+    await watcher.start();
+    const a = await pool.serve(join(dir, 'a.sock'));
+    const b = await pool.serve(join(sub, 'b.sock'));
+    settle();
+
+    const first = await tick();
+    assert.ok(
+      dsw.pluginExists(a.path) && dsw.pluginExists(b.path),
+      'the first periodic scan reads and finds both',
+    );
+    assert.ok(first.includes(a.path) && first.includes(b.path));
+
+    const quiet = await tick();
+    assert.deepEqual(
+      quiet.filter((p) => p.endsWith('.sock')),
+      [],
+      'a quiet tree is not read: no socket statted',
+    );
+    assert.ok(quiet.includes(sub), 'a skipped directory still has its subdirectories checked');
+    assert.ok(dsw.pluginExists(a.path) && dsw.pluginExists(b.path), 'skipping forgets nothing');
+
+    // A new socket in the subdirectory moves that directory's mtime only.
+    const c = await pool.serve(join(sub, 'c.sock'));
+    const changed = await tick();
+    assert.ok(dsw.pluginExists(c.path), 'the changed directory is read');
+    assert.ok(!changed.includes(a.path), 'its unchanged parent is still skipped');
+
+    // Removal and re-creation in place are changes too.
+    const generation = dsw.get(a.path)?.uuid;
+    await a.close();
+    await pool.serve(a.path);
+    await tick();
+    assert.notEqual(dsw.get(a.path)?.uuid, generation, 'a socket re-created in place gets a new generation');
+    await b.close();
+    await tick();
+    assert.ok(!dsw.pluginExists(b.path), 'a removed socket is forgotten');
+  });
+
+  it('keeps no listing of a directory that changed within the last second (directory timestamps are coarse)', async (t) => {
+    const { dir, pool, watcher, tick } = setup(t, { useFsWatch: false });
+    quietTree(dir);
+    await watcher.start();
+    const a = await pool.serve(join(dir, 'a.sock'));
+    const now = new Date();
+    utimesSync(dir, now, now);
+    await tick();
+    assert.ok((await tick()).includes(a.path), 'a fresh mtime is not trusted: the directory is read again');
+  });
+
+  it('reads everything on every THOROUGH_RESCAN_EVERY-th periodic rescan, for file systems whose mtimes lie', async (t) => {
+    const { dir, dsw, pool, watcher, tick } = setup(t, { useFsWatch: false });
+    const { settle } = quietTree(dir);
+    await watcher.start();
+    const a = await pool.serve(join(dir, 'a.sock'));
+    settle();
+    let scans = 1;
+    await tick();
+    const generation = dsw.get(a.path)?.uuid;
+    assert.ok(generation);
+
+    // Re-created in place, then the directory's mtime put back: nothing in the mtime shows the change.
+    const { atime, mtime } = statSync(dir);
+    await a.close();
+    await pool.serve(a.path);
+    utimesSync(dir, atime, mtime);
+    while (scans < THOROUGH_RESCAN_EVERY - 1) {
+      await tick();
+      scans += 1;
+    }
+    assert.equal(dsw.get(a.path)?.uuid, generation, 'the skipping scans did not notice');
+    const thorough = await tick();
+    assert.ok(thorough.includes(a.path));
+    assert.notEqual(dsw.get(a.path)?.uuid, generation, 'the thorough scan found the new generation');
   });
 });
