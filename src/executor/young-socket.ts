@@ -20,7 +20,7 @@ export interface YoungDialDeps {
  * the attempt). The slot is taken before the connect, so at most `slots.size`
  * plugins are connected-and-handshaking at once: with 1,000 sockets present at
  * start, connecting to all of them first made the plugins' side set up 1,000
- * HTTP/2 sessions before the first handshake could finish (and added 6 ms to
+ * HTTP/2 sessions before the first handshake could finish (and added 6–10 ms to
  * the event loop's p99 in a 5,000 storm). A stale file holds its slot for one
  * refused connect (microseconds) and gives it back at once.
  *

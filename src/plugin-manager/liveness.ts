@@ -245,10 +245,9 @@ class Prober implements LivenessProber {
     for (let i = 0; i < budget; i++) {
       if (this.#cursor >= this.#ring.length) this.#cursor = 0;
       const entry = this.#ring[this.#cursor++];
-      if (entry === undefined || entry.pinging || entry.closed || entry.session === undefined) continue;
-      if (this.#o.isBusy(entry.plugin.socketPath)) continue;
+      if (entry === undefined || !this.#pingable(entry)) continue;
       entry.pinging = true;
-      entry.session.sendPing();
+      entry.session?.sendPing();
       sent.push(entry);
     }
     if (sent.length > 0) {
@@ -313,9 +312,8 @@ class Prober implements LivenessProber {
 
   /** One keepalive ping within timeoutMs; counts failures of this generation. */
   async #ping(entry: Watched): Promise<void> {
-    if (entry.pinging || entry.closed || this.#o.isBusy(entry.plugin.socketPath)) return;
-    if (entry.session === undefined) return; // lost: #onConnectionLost decides
     const session = entry.session;
+    if (session === undefined || !this.#pingable(entry)) return;
     entry.pinging = true;
     let error: string | undefined;
     try {
@@ -325,6 +323,12 @@ class Prober implements LivenessProber {
     }
     if (entry.closed || this.#stopped) return;
     this.#pingResult(entry, error);
+  }
+
+  /** Not pinged: a ping already out, let go of, its connection lost (#onConnectionLost decides), or an operation running. */
+  #pingable(entry: Watched): boolean {
+    if (entry.pinging || entry.closed || entry.session === undefined) return false;
+    return !this.#o.isBusy(entry.plugin.socketPath);
   }
 
   /** Counts a ping's outcome for this generation; `failureThreshold` failures in a row make it dead. */

@@ -208,19 +208,15 @@ class IncrementalReconciler implements Reconciler {
   /** Every entry by socket path; not copied where the store can say so (a full pass only reads them). */
   #entries(state: (DesiredStateOfWorld | ActualStateOfWorld) & Lookup): Map<string, Readonly<PluginInfo>> {
     const entries = new Map<string, Readonly<PluginInfo>>();
-    if (state.each !== undefined) {
-      state.each((info) => entries.set(info.socketPath, info));
-      return entries;
-    }
-    const all = 'getPluginsToRegister' in state ? state.getPluginsToRegister() : state.getRegisteredPlugins();
-    for (const info of all) entries.set(info.socketPath, info);
+    const add = (info: Readonly<PluginInfo>) => entries.set(info.socketPath, info);
+    if (state.each !== undefined) state.each(add);
+    else for (const info of copies(state)) add(info);
     return entries;
   }
 
   #lookup(state: (DesiredStateOfWorld | ActualStateOfWorld) & Lookup, socketPath: string) {
     if (state.get !== undefined) return state.get(socketPath);
-    const all = 'getPluginsToRegister' in state ? state.getPluginsToRegister() : state.getRegisteredPlugins();
-    return all.find((p) => p.socketPath === socketPath);
+    return copies(state).find((p) => p.socketPath === socketPath);
   }
 
   #register(wanted: Readonly<PluginInfo>): void {
@@ -351,4 +347,9 @@ class IncrementalReconciler implements Reconciler {
       this.reconcile();
     }, this.#resyncPeriodMs);
   }
+}
+
+/** Copies of every entry, through the interface every state has. */
+function copies(state: DesiredStateOfWorld | ActualStateOfWorld): PluginInfo[] {
+  return 'getPluginsToRegister' in state ? state.getPluginsToRegister() : state.getRegisteredPlugins();
 }

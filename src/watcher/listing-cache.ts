@@ -53,8 +53,4 @@ export class ListingCache {
   delete(dir: string): void {
     this.#listings.delete(dir);
   }
-
-  clear(): void {
-    this.#listings.clear();
-  }
 }

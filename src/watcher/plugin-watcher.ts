@@ -15,6 +15,19 @@ import {
 } from './plugin-watcher-options.js';
 import { TreeWatch } from './tree-watch.js';
 
+/**
+ * How thorough a scan is. `statKnown` false: known sockets in a watched
+ * directory are not statted (see FULL_RESCAN_EVERY). `skipUnchanged`: a
+ * directory whose listing still holds is not read at all (listing-cache.ts);
+ * only periodic scans skip.
+ */
+interface ScanMode {
+  readonly statKnown: boolean;
+  readonly skipUnchanged: boolean;
+}
+
+const THOROUGH_SCAN: ScanMode = Object.freeze({ statKnown: true, skipUnchanged: false });
+
 /** new -> starting -> running -> stopped; a failed or aborted start also ends in stopped. */
 export type PluginWatcherState = 'new' | 'starting' | 'running' | 'stopped';
 
@@ -71,14 +84,10 @@ export class PluginWatcher implements AsyncDisposable {
   #state: PluginWatcherState = 'new';
   #tail: Promise<void> = Promise.resolve();
   #queuedScan: Promise<void> | undefined;
-  /** Whether the queued scan stats known sockets too (any full request makes it full). */
-  #queuedScanStatsKnown = false;
-  /** Whether the scan in progress stats known sockets in watched directories. */
-  #statKnown = true;
-  /** Whether the queued scan may skip unchanged directories (only periodic scans may). */
-  #queuedScanSkips = true;
-  /** Whether the scan in progress skips directories whose listing still holds. */
-  #skipUnchanged = false;
+  /** How thorough the queued scan is: as thorough as the most thorough request it joined. */
+  #queuedMode: ScanMode | undefined;
+  /** How thorough the scan in progress is (walks outside a scan, after an event, are thorough). */
+  #mode: ScanMode = THOROUGH_SCAN;
   readonly #listings = new ListingCache();
   #periodicScans = 0;
   #timer: ClockTimer | undefined;
@@ -124,31 +133,29 @@ export class PluginWatcher implements AsyncDisposable {
    * while another scan is queued but not yet begun joins that scan.
    */
   rescan(): Promise<void> {
-    return this.#rescan(true);
+    return this.#rescan(THOROUGH_SCAN);
   }
 
-  /**
-   * `statKnown` false: known sockets in a watched directory are not statted
-   * (see FULL_RESCAN_EVERY). `skipUnchanged`: a directory whose listing still
-   * holds is not read at all (listing-cache.ts); only periodic scans skip.
-   */
-  #rescan(statKnown: boolean, skipUnchanged = false): Promise<void> {
+  #rescan(mode: ScanMode): Promise<void> {
     if (this.#state === 'stopped') {
       return Promise.reject(new BerthError('BERTH_SHUT_DOWN', 'plugin watcher is stopped'));
     }
-    if (statKnown) this.#queuedScanStatsKnown = true;
-    if (!skipUnchanged) this.#queuedScanSkips = false;
+    const queued = this.#queuedMode;
+    this.#queuedMode =
+      queued === undefined
+        ? mode
+        : {
+            statKnown: queued.statKnown || mode.statKnown,
+            skipUnchanged: queued.skipUnchanged && mode.skipUnchanged,
+          };
     this.#queuedScan ??= this.#enqueue(async () => {
       this.#queuedScan = undefined;
-      this.#statKnown = this.#queuedScanStatsKnown;
-      this.#skipUnchanged = this.#queuedScanSkips;
-      this.#queuedScanStatsKnown = false;
-      this.#queuedScanSkips = true;
+      this.#mode = this.#queuedMode ?? THOROUGH_SCAN;
+      this.#queuedMode = undefined;
       try {
         await this.#scanAll();
       } finally {
-        this.#statKnown = true;
-        this.#skipUnchanged = false;
+        this.#mode = THOROUGH_SCAN;
       }
     });
     return this.#queuedScan;
@@ -248,8 +255,10 @@ export class PluginWatcher implements AsyncDisposable {
     this.#timer = this.#options.clock.setTimeout(() => {
       this.#timer = undefined;
       this.#periodicScans += 1;
-      const thorough = this.#periodicScans % THOROUGH_RESCAN_EVERY === 0;
-      this.#rescan(this.#periodicScans % FULL_RESCAN_EVERY === 0, !thorough)
+      this.#rescan({
+        statKnown: this.#periodicScans % FULL_RESCAN_EVERY === 0,
+        skipUnchanged: this.#periodicScans % THOROUGH_RESCAN_EVERY !== 0,
+      })
         .catch(() => {})
         .finally(() => this.#armTimer());
     }, interval);
@@ -422,7 +431,7 @@ export class PluginWatcher implements AsyncDisposable {
     const found = await this.#options.inspect(dir, { followDirectoryLinks: true });
     this.#watchDirectory(root, dir, found);
     if (found.kind !== 'directory') this.#listings.delete(dir);
-    else if (this.#skipUnchanged) {
+    else if (this.#mode.skipUnchanged) {
       const listing = this.#listings.get(dir, found.identity, found.modifiedNs);
       if (listing !== undefined) {
         for (const path of listing.sockets) seen.add(path);
@@ -445,7 +454,7 @@ export class PluginWatcher implements AsyncDisposable {
       else this.#log.warn({ err, dir }, 'cannot read plugin directory');
       return;
     }
-    const statKnown = this.#statKnown || root.watchFailing || !root.tree?.isWatching(dir);
+    const statKnown = this.#mode.statKnown || root.watchFailing || !root.tree?.isWatching(dir);
     const listing = { sockets: [] as string[], subdirs: [] as string[], links: [] as string[] };
     const candidates: string[] = [];
     for (const entry of entries) {
