@@ -27,3 +27,8 @@ export function relativeTime(iso: string | null | undefined, now: number): strin
   const text = abs < 60 ? `${abs}s` : abs < 3600 ? `${Math.round(abs / 60)}m` : `${Math.round(abs / 3600)}h`;
   return delta >= 0 ? `in ${text}` : `${text} ago`;
 }
+
+/** The CLI's marker for something berth only observed (observe mode): `name (observed)`. */
+export function observedName(name: string, observed: boolean | undefined): string {
+  return observed === true ? `${name} (observed)` : name;
+}

@@ -49,6 +49,12 @@ export const ERROR_CODES = {
   BERTH_PAYLOAD_TOO_LARGE: 'An API request body was larger than allowed.',
   BERTH_NOT_READY: 'The daemon is still starting (state restore, first scan) or is shutting down.',
   BERTH_DAEMON_RUNNING: 'Another berth daemon already serves the API socket of this data directory.',
+  BERTH_PLUGINS_DIR_LOCKED:
+    'Another berth registrar holds the lock of this plugins directory (one registrar per directory); the message names its pid and data dir. Start this one with --observe, or stop the other.',
+  BERTH_KUBELET_OWNS_DIR:
+    "The plugins directory looks owned by a running kubelet (its device-plugins/kubelet.sock answers beside it); start berth with --observe, or with --force to register anyway.",
+  BERTH_OBSERVE_ONLY:
+    'berth runs in observe mode: it does not allocate devices, prepare claims or tell plugins anything (another registrar owns the directory).',
   BERTH_UNAUTHORIZED:
     'A TCP API request had no valid bearer token (or client certificate); send Authorization: Bearer <token>.',
   BERTH_FORBIDDEN_HOST:

@@ -38,3 +38,4 @@ export {
   type LifecycleState,
 } from './lifecycle.js';
 export { type LogFn, type Logger, silentLogger } from './logger.js';
+export { BERTH_MODES, type BerthMode, DEFAULT_BERTH_MODE } from './mode.js';

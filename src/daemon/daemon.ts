@@ -24,7 +24,9 @@ import { meteredReader, meteredSource } from './metered-objects.js';
 import { createDaemonMetrics, type DaemonMetrics } from './metrics.js';
 import { createConfiguredSource } from './object-source.js';
 import { createPodRegistry } from './pod-registry.js';
+import { refuseKubeletDirectory } from './kubelet-check.js';
 import { pluginsDirProblem } from './readiness.js';
+import { acquireRegistrarLock, type RegistrarLock } from './registrar-lock.js';
 import { buildStatus } from './status.js';
 import { type StoppableChild, stopInReverse } from './stop-in-reverse.js';
 import { berthVersion } from './version.js';
@@ -85,6 +87,7 @@ export class Daemon implements AsyncDisposable {
   readonly #requests = switchableHandler(startingHandler());
   #apiAddress: ApiAddress | undefined;
   #cluster: DaemonCluster | undefined;
+  #lock: RegistrarLock | undefined;
 
   constructor(config: DaemonConfig, deps: DaemonDeps) {
     this.config = config;
@@ -143,10 +146,12 @@ export class Daemon implements AsyncDisposable {
     const logger = this.#logger;
     const clock = this.#clock;
     ensurePrivateDirectory(config.dataDir, '--data-dir', logger);
-    makeDirectory(config.pluginsDir, 0o755, '--plugins-dir');
+    // An observer writes nothing into the directory it watches (it may be read-only to it).
+    if (config.mode === 'registrar') makeDirectory(config.pluginsDir, 0o755, '--plugins-dir');
     // Before touching state: refuse early if another daemon owns this data directory,
     // then serve at once: alive, not ready (503) until the full API takes over below.
     await claimApiSocket(config.apiSocketPath);
+    if (config.mode === 'registrar') await this.#claimPluginsDir();
     const served = await serveApi(this.#requests.handler, config, logger, this.#apiLimits, (server) =>
       this.#servers.push(server),
     );
@@ -171,17 +176,21 @@ export class Daemon implements AsyncDisposable {
     this.#source = source; // owned (and closed by stop) before a stop can interrupt the start
     this.#stillStarting();
 
-    ensurePrivateFile(config.statePath, 'the state database');
-    const storage = createSqliteStorage({
-      path: config.statePath,
-      logger: logger.child({ component: 'storage' }),
-      clock,
-      onCorrupt: (report) => {
-        this.#corruption = report;
-      },
-    });
-    this.#storage = storage;
-    await storage.start();
+    // An observer persists nothing: what it shows is re-read from the directory at every
+    // start, and a persisted record would claim the plugins were registered with berth.
+    if (config.mode === 'registrar') {
+      ensurePrivateFile(config.statePath, 'the state database');
+      const storage = createSqliteStorage({
+        path: config.statePath,
+        logger: logger.child({ component: 'storage' }),
+        clock,
+        onCorrupt: (report) => {
+          this.#corruption = report;
+        },
+      });
+      this.#storage = storage;
+      await storage.start();
+    }
 
     // One gRPC dispenser serves every handler type; it watches the registry to close clients of
     // instances that went away.
@@ -191,10 +200,11 @@ export class Daemon implements AsyncDisposable {
     // The library facade is the daemon's core: plugin manager, registry, bridge, restore settling.
     const node = createPluginNode({
       pluginsDir: config.pluginsDir,
+      mode: config.mode,
       ...(config.deprecatedPluginsDir === undefined
         ? {}
         : { deprecatedPluginsDir: config.deprecatedPluginsDir }),
-      storage: this.#storage,
+      ...(this.#storage === undefined ? {} : { storage: this.#storage }),
       dispensers: Object.fromEntries(handlerTypes.map((type) => [type, grpc.dispenser])),
       subscriberQueueSize: config.registry.subscriberQueueSize,
       clock,
@@ -270,6 +280,21 @@ export class Daemon implements AsyncDisposable {
     });
     this.#stillStarting();
     this.#requests.use(this.#api.handler);
+  }
+
+  /**
+   * A registrar's claim on its plugins directory: the one-registrar lock
+   * (registrar-lock.ts), then, unless forced, the refusal of a directory a
+   * running kubelet seems to own (kubelet-check.ts). Observers skip both.
+   */
+  async #claimPluginsDir(): Promise<void> {
+    const { config } = this;
+    this.#lock = await acquireRegistrarLock(
+      { pid: process.pid, dataDir: config.dataDir, pluginsDir: config.pluginsDir },
+      this.#logger,
+    );
+    if (config.force) return;
+    await refuseKubeletDirectory(config.pluginsDir);
   }
 
   /** Throws once a stop has begun, so start does not open anything after it. */
@@ -375,6 +400,7 @@ export class Daemon implements AsyncDisposable {
     // The children in start order (the full API takes over last, so its streams end first);
     // stopInReverse stops them newest first under the shutdown deadline.
     const children: Array<StoppableChild | undefined> = [
+      this.#lock && { name: 'the plugins directory lock', stop: () => this.#lock?.release() },
       this.#source && { name: 'the object source', stop: () => this.#source?.stop() },
       this.#storage && { name: 'the state database', stop: () => this.#storage?.stop() },
       this.#grpc && { name: 'the plugin dispenser', stop: () => this.#grpc?.stop() },

@@ -9,7 +9,7 @@ import {
 import type { DaemonConfig, HandlerConfig } from './config/config.js';
 
 export interface HandlerSetupDeps {
-  config: Pick<DaemonConfig, 'dataDir' | 'handlerOptions' | 'handlers'>;
+  config: Pick<DaemonConfig, 'dataDir' | 'handlerOptions' | 'handlers' | 'mode'>;
   logger: Logger;
   clock: Clock;
   emit(event: PluginEvent): void;
@@ -41,6 +41,7 @@ export async function buildHandlers(deps: HandlerSetupDeps): Promise<DaemonHandl
       emit: deps.emit,
       recordFacts: deps.recordFacts,
       options: config.handlerOptions[type] ?? {},
+      mode: config.mode,
     }),
     (type) => deps.delegateFor(type),
   );

@@ -37,6 +37,9 @@ export function buildStatus(input: StatusInput): StatusView {
     registered: 0,
     failed: 0,
     backoff: 0,
+    observed: 0,
+    stale: 0,
+    unreachable: 0,
   };
   for (const socket of input.sockets) socketStates[socket.state] += 1;
   const { config, corruption } = input;
@@ -49,6 +52,7 @@ export function buildStatus(input: StatusInput): StatusView {
     uptimeSeconds: Math.max(0, Math.round((input.now - input.startedAt) / 1000)),
     dataDir: config.dataDir,
     pluginsDir: config.pluginsDir,
+    mode: config.mode,
     deprecatedPluginsDir: config.deprecatedPluginsDir ?? null,
     api: input.api,
     counts: {

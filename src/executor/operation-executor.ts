@@ -1,6 +1,7 @@
 import type { ActualStateOfWorld, PluginInfo } from '../cache/types.js';
 import {
   BerthError,
+  type BerthMode,
   backoffProblem,
   type Clock,
   errorMessage,
@@ -43,6 +44,7 @@ class Executor implements OperationExecutor {
   readonly #map: OperationMap;
   readonly #slots: Slots;
   readonly #young: YoungSocketRetry | false;
+  readonly #mode: BerthMode;
   /** Sockets in young-socket retries now (their schedule is dense only while few are). */
   readonly #youngRetrying = { count: 0 };
   readonly #listeners = new Set<(event: OperationEvent) => void>();
@@ -81,6 +83,7 @@ class Executor implements OperationExecutor {
     }
     this.#slots = new Slots(concurrency);
     this.#young = options.youngSocketRetry ?? DEFAULT_EXECUTOR_OPTIONS.youngSocketRetry;
+    this.#mode = options.mode ?? 'registrar';
     // One map for both operations: per-path serialisation and shared backoff, as upstream.
     this.#map = createOperationMap({ clock: this.#clock, logger: this.#logger, backoff });
     if (options.onEvent) this.#listeners.add(options.onEvent);
@@ -132,6 +135,7 @@ class Executor implements OperationExecutor {
       slots: this.#slots,
       youngSocketRetry: this.#young,
       retrying: this.#youngRetrying,
+      mode: this.#mode,
     };
     const refusal = this.#map.tryRun(
       socketPath,

@@ -1,5 +1,5 @@
 import type { ActualStateOfWorld, PluginInfo } from '../cache/types.js';
-import { BerthError, type BerthErrorCode, errorMessage, type Logger } from '../common/index.js';
+import { BerthError, type BerthErrorCode, type BerthMode, errorMessage, type Logger } from '../common/index.js';
 import type { PluginCallContext } from '../handlers/types.js';
 import { enforcePluginInfoBounds, refuseUndecodableInfo } from '../registration/index.js';
 import type { DialRegistration, RegistrationConnection } from '../registration/types.js';
@@ -25,6 +25,8 @@ export interface RegisterDeps {
   youngSocketRetry?: YoungSocketRetry | false;
   /** Sockets in young-socket retries now, shared across one executor's attempts. */
   retrying?: { count: number };
+  /** `observe`: the attempt is a dry run that tells the plugin nothing (see `silenced`). Default registrar. */
+  mode?: BerthMode;
 }
 
 /**
@@ -52,7 +54,8 @@ export async function registerOperation(
   let conn: RegistrationConnection;
   try {
     // Returns holding a slot (when there are slots), taken once the socket accepted the connection.
-    conn = await dialYoungSocket(deps, socketPath, signal);
+    const dialled = await dialYoungSocket(deps, socketPath, signal);
+    conn = deps.mode === 'observe' ? silenced(dialled) : dialled;
   } catch (err) {
     throw new BerthError(
       'BERTH_DIAL_FAILED',
@@ -74,6 +77,13 @@ export async function registerOperation(
       );
     }
     const plugin = { type: info.type, name: info.name };
+    // What GetInfo said, carried by every refusal so a socket's status can show it.
+    const answered = {
+      ...plugin,
+      socketPath,
+      endpoint: info.endpoint === '' ? socketPath : info.endpoint,
+      versions: [...info.supportedVersions],
+    };
 
     /**
      * Tells the plugin it was refused and builds the attempt's error: the
@@ -92,11 +102,12 @@ export async function registerOperation(
           `RegisterPlugin error -- failed to send error at socket ${socketPath}, err: ${notifyText}: ${errorMessage(notifyErr)}`,
           {
             cause: cause ?? notifyErr,
-            details: { ...plugin, socketPath, notifyError: errorMessage(notifyErr) },
+            details: { ...answered, refusal: notifyText, notifyError: errorMessage(notifyErr) },
           },
         );
       }
-      return new BerthError(code, errorText, { cause, details: { ...plugin, socketPath } });
+      // `refusal` is what the plugin is told: an observer reports it as the kubelet's verdict.
+      return new BerthError(code, errorText, { cause, details: { ...answered, refusal: notifyText } });
     };
 
     await enforcePluginInfoBounds(conn, info, socketPath, { timeoutMs: timeouts.notifyMs, signal });
@@ -113,6 +124,7 @@ export async function registerOperation(
       type: info.type,
       socketPath,
       foundInDeprecatedDir: generation.foundInDeprecatedDir,
+      ...(deps.mode === 'observe' ? { mode: deps.mode } : {}),
     };
 
     try {
@@ -190,6 +202,21 @@ export async function registerOperation(
     conn.close();
     deps.slots?.release();
   }
+}
+
+/**
+ * Observe mode: the same attempt, with NotifyRegistrationStatus made a no-op.
+ * Every Notify of the attempt (bounds refusals, handler refusals, the final
+ * success) goes through the connection, so this one wrapper is what keeps an
+ * observer from telling a plugin anything: GetInfo is its only registration call.
+ */
+function silenced(conn: RegistrationConnection): RegistrationConnection {
+  return {
+    socketPath: conn.socketPath,
+    getInfo: (options) => conn.getInfo(options),
+    notifyRegistrationStatus: async () => {},
+    close: () => conn.close(),
+  };
 }
 
 function removeIfOurs(asw: ActualStateOfWorld, entry: PluginInfo): void {

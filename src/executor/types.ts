@@ -1,5 +1,5 @@
 import type { ActualStateOfWorld, PluginInfo } from '../cache/types.js';
-import type { BackoffSetting, BerthError, Clock, Lifecycle, Logger } from '../common/index.js';
+import type { BackoffSetting, BerthError, BerthMode, Clock, Lifecycle, Logger } from '../common/index.js';
 import type { PluginHandler } from '../handlers/types.js';
 import type { DialRegistration } from '../registration/types.js';
 import type { ExecutorTimeouts, YoungSocketRetry } from './executor-options.js';
@@ -63,6 +63,8 @@ export interface OperationExecutorOptions {
   maxConcurrentRegistrations?: number;
   /** Quick redials of a freshly bound socket that refuses (see executor-options.ts); false: none. */
   youngSocketRetry?: YoungSocketRetry | false;
+  /** `observe`: register attempts send no NotifyRegistrationStatus (register-operation.ts). Default registrar. */
+  mode?: BerthMode;
   onEvent?: (event: OperationEvent) => void;
 }
 

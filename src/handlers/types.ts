@@ -1,4 +1,4 @@
-import type { Clock, Logger, PluginEvent } from '../common/index.js';
+import type { BerthMode, Clock, Logger, PluginEvent } from '../common/index.js';
 
 /**
  * The PluginHandler contract (kubelet `cache.PluginHandler`), in TypeScript form.
@@ -13,6 +13,12 @@ export interface PluginCallContext {
   socketPath: string;
   /** True when the socket was found in the optional deprecated directory. */
   foundInDeprecatedDir: boolean;
+  /**
+   * `observe` when another registrar owns the directory: validate is a dry run
+   * (its verdict is reported, never sent) and register must make read-only
+   * calls only. Absent: registrar mode.
+   */
+  mode?: BerthMode;
 }
 
 export interface RegisterContext extends PluginCallContext {
@@ -69,6 +75,12 @@ export interface HandlerServices {
   recordFacts(instance: InstanceRef, facts: Readonly<Record<string, string>>): void;
   /** This handler's section of the config file (`handlerOptions.<type>`); the handler validates it. */
   readonly options: Readonly<Record<string, unknown>>;
+  /**
+   * `observe`: another registrar (a kubelet) owns the plugins: the handler
+   * makes read-only calls only (no allocation, no claim preparation, no
+   * legacy kubelet.sock) and flags what it shows as observed. Default registrar.
+   */
+  readonly mode?: BerthMode;
 }
 
 /**

@@ -7,8 +7,11 @@ import {
   type PluginInfo,
 } from '../cache/index.js';
 import {
+  BERTH_MODES,
   BerthError,
+  type BerthMode,
   type Clock,
+  DEFAULT_BERTH_MODE,
   errorMessage,
   type LifecycleState,
   type Logger,
@@ -80,6 +83,7 @@ class BerthPluginManager implements PluginManager {
   readonly #clock: Clock;
   readonly #logger: Logger;
   readonly #options: PluginManagerOptions;
+  readonly #mode: BerthMode;
   readonly #dsw: DesiredStateOfWorldStore;
   readonly #asw: ActualStateOfWorldStore;
   readonly #handlers: HandlerTable;
@@ -113,6 +117,10 @@ class BerthPluginManager implements PluginManager {
       );
     }
     this.#options = options;
+    this.#mode = options.mode ?? DEFAULT_BERTH_MODE;
+    if (!BERTH_MODES.includes(this.#mode)) {
+      throw invalid(`mode must be one of ${BERTH_MODES.join(', ')}, got ${String(options.mode)}`);
+    }
     this.#clock = options.clock ?? systemClock;
     // Each part names itself under the logger this manager was given, so a
     // `component` binding never nests (pino would repeat the key).
@@ -134,6 +142,7 @@ class BerthPluginManager implements PluginManager {
         ? {}
         : { maxConcurrentRegistrations: options.maxConcurrentRegistrations }),
       ...(options.youngSocketRetry === undefined ? {} : { youngSocketRetry: options.youngSocketRetry }),
+      mode: this.#mode,
     });
     this.#reconciler = createReconciler({
       desiredState: this.#dsw,
@@ -239,7 +248,7 @@ class BerthPluginManager implements PluginManager {
       await this.#reconciler.start();
       await this.#liveness?.start();
       await this.#watcher.start();
-      this.#logger.info({ pluginsDir: this.#options.pluginsDir }, 'plugin manager started');
+      this.#logger.info({ pluginsDir: this.#options.pluginsDir, mode: this.#mode }, 'plugin manager started');
       this.#started = true;
       this.#ready.resolve();
     } catch (err) {
@@ -283,6 +292,7 @@ class BerthPluginManager implements PluginManager {
       operation: (socketPath) => this.#executor.status(socketPath),
       dead: this.#dead,
       registeredAt: this.#registeredAt,
+      mode: this.#mode,
     });
   }
 
@@ -298,6 +308,7 @@ class BerthPluginManager implements PluginManager {
       operation: (path) => this.#executor.status(path),
       dead: dead === undefined ? new Map() : new Map([[socketPath, dead]]),
       registeredAt: this.#registeredAt,
+      mode: this.#mode,
     })[0];
   }
 
@@ -342,7 +353,7 @@ class BerthPluginManager implements PluginManager {
           at: event.at,
           attempts: event.attempts,
         });
-        const plugin = registeredPlugin(event.plugin, event.at);
+        const plugin = registeredPlugin(event.plugin, event.at, this.#mode);
         this.#logger.info(
           {
             socketPath: event.socketPath,
@@ -350,7 +361,7 @@ class BerthPluginManager implements PluginManager {
             name: plugin.name,
             durationMs: event.durationMs,
           },
-          'plugin registered',
+          this.#mode === 'observe' ? 'plugin observed' : 'plugin registered',
         );
         this.#liveness?.watch(event.plugin);
         this.#callback(() => this.#options.onRegistered?.(plugin));
@@ -360,7 +371,7 @@ class BerthPluginManager implements PluginManager {
         this.#liveness?.unwatch(event.socketPath, event.plugin.uuid);
         const since = this.#registeredAt.get(event.socketPath);
         if (since?.uuid === event.plugin.uuid) this.#registeredAt.delete(event.socketPath);
-        const plugin = registeredPlugin(event.plugin, since?.at ?? event.at);
+        const plugin = registeredPlugin(event.plugin, since?.at ?? event.at, this.#mode);
         const reason = this.#deregistrationReason(event.plugin);
         this.#logger.info(
           { socketPath: event.socketPath, type: plugin.type, name: plugin.name, reason },
@@ -480,7 +491,7 @@ class BerthPluginManager implements PluginManager {
   }
 }
 
-function registeredPlugin(info: PluginInfo, registeredAt: number): RegisteredPlugin {
+function registeredPlugin(info: PluginInfo, registeredAt: number, mode: BerthMode): RegisteredPlugin {
   return {
     socketPath: info.socketPath,
     type: info.type ?? '',
@@ -490,5 +501,6 @@ function registeredPlugin(info: PluginInfo, registeredAt: number): RegisteredPlu
     uuid: info.uuid,
     foundInDeprecatedDir: info.foundInDeprecatedDir,
     registeredAt,
+    observed: mode === 'observe',
   };
 }

@@ -1,6 +1,7 @@
 import type { PluginInfo } from '../cache/types.js';
-import type { BerthError } from '../common/index.js';
+import type { BerthError, BerthMode } from '../common/index.js';
 import type { OperationStatus } from '../executor/index.js';
+import { observedStatus } from './observed-status.js';
 import type { SocketStatus } from './types.js';
 
 /** A plugin liveness gave up on; remembered while its socket file lingers. */
@@ -20,6 +21,8 @@ export interface SocketStatusInputs {
   operation: (socketPath: string) => OperationStatus | undefined;
   dead: ReadonlyMap<string, DeadSocket>;
   registeredAt: ReadonlyMap<string, { uuid: string; at: number; attempts: number }>;
+  /** `observe`: states are reported as an observer's (observed-status.ts). Default registrar. */
+  mode?: BerthMode;
 }
 
 /**
@@ -33,9 +36,24 @@ export function socketStatuses(inputs: SocketStatusInputs): SocketStatus[] {
   const paths = new Set([...desired.keys(), ...registered.keys(), ...inputs.dead.keys()]);
   const out: SocketStatus[] = [];
   for (const socketPath of [...paths].sort()) {
-    out.push(statusOf(socketPath, desired.get(socketPath), registered.get(socketPath), inputs));
+    const wanted = desired.get(socketPath);
+    const status = statusOf(socketPath, wanted, registered.get(socketPath), inputs);
+    out.push(inputs.mode === 'observe' ? observedStatus(status, decidingError(socketPath, wanted, inputs)) : status);
   }
   return out;
+}
+
+/** The error behind a socket's failed state: liveness's verdict, else its current generation's last attempt. */
+function decidingError(
+  socketPath: string,
+  wanted: PluginInfo | undefined,
+  inputs: SocketStatusInputs,
+): BerthError | undefined {
+  const dead = inputs.dead.get(socketPath);
+  if (wanted === undefined && dead !== undefined) return dead.error;
+  const op = inputs.operation(socketPath);
+  if (op === undefined || (wanted !== undefined && op.generation !== wanted.uuid)) return undefined;
+  return op.lastError;
 }
 
 function statusOf(

@@ -1,6 +1,6 @@
 import type { Registry } from 'prom-client';
 import type { PluginInfo } from '../cache/types.js';
-import type { BackoffSetting, Clock, Lifecycle, Logger, PluginEvent } from '../common/index.js';
+import type { BackoffSetting, BerthMode, Clock, Lifecycle, Logger, PluginEvent } from '../common/index.js';
 import type { ExecutorTimeouts, YoungSocketRetry } from '../executor/index.js';
 import type { PluginHandler } from '../handlers/types.js';
 import type { DialRegistration } from '../registration/types.js';
@@ -24,6 +24,13 @@ export interface LivenessOptions {
 export interface PluginManagerOptions {
   /** The registration directory (kubelet: /var/lib/kubelet/plugins_registry). Created if missing. */
   pluginsDir: string;
+  /**
+   * `registrar` (default): register plugins and tell them (NotifyRegistrationStatus).
+   * `observe`: another registrar owns the directory; every attempt is a dry run
+   * that sends no Notify, handlers get `mode: 'observe'` (read-only calls only),
+   * and sockets report `observed` / `stale` / `unreachable` with the verdict.
+   */
+  mode?: BerthMode;
   /** Optional second directory; its plugins reach handlers with `foundInDeprecatedDir: true`. */
   deprecatedPluginsDir?: string;
   clock?: Clock;
@@ -68,18 +75,31 @@ export interface RegisteredPlugin {
   uuid: string;
   foundInDeprecatedDir: boolean;
   registeredAt: number;
+  /** True in observe mode: berth only observed the plugin; another registrar registered it (or not). */
+  observed: boolean;
 }
 
 /** Why a plugin was deregistered: its socket went away, a new socket file replaced it, or liveness gave up. */
 export type DeregistrationReason = 'socket-removed' | 'replaced' | 'liveness';
 
-export type SocketState = 'pending' | 'registered' | 'failed' | 'backoff';
+export type SocketState =
+  | 'pending'
+  | 'registered'
+  | 'failed'
+  | 'backoff'
+  | 'observed'
+  | 'stale'
+  | 'unreachable';
 
 /**
- * One socket's state. `pending`: discovered and not yet registered, or an
- * operation is running on it. `registered`. `backoff`: the last attempt failed
- * and the next is not permitted before `retryAt`. `failed`: the last attempt
- * failed and its window has passed (a retry is due), or liveness gave up on it.
+ * One socket's state. Registrar mode: `pending`: discovered and not yet
+ * registered, or an operation is running on it. `registered`. `backoff`: the
+ * last attempt failed and the next is not permitted before `retryAt`.
+ * `failed`: the last attempt failed and its window has passed (a retry is
+ * due), or liveness gave up on it. Observe mode: `pending`; `observed`: the
+ * plugin answered GetInfo (`verdict` says whether the kubelet would accept
+ * it); `stale`: nothing listens on the file; `unreachable`: it did not answer
+ * (timeout, protocol error). Failed probes are retried on the same backoff.
  */
 export interface SocketStatus {
   socketPath: string;
@@ -93,6 +113,12 @@ export interface SocketStatus {
   attempts: number;
   registeredAt?: number;
   foundInDeprecatedDir?: boolean;
+  /**
+   * Observe mode, once the plugin answered: the dry run's verdict. `accepted`
+   * false carries the text the kubelet would send the plugin in
+   * NotifyRegistrationStatus (duplicate name, unsupported versions, ...).
+   */
+  verdict?: { accepted: boolean; error?: string };
 }
 
 /** The read side of the desired state. */

@@ -44,8 +44,15 @@ export interface RegistryBridge {
   captureRestored(): void;
 }
 
+/**
+ * The option an observer's instances carry (`observed: "true"`): the plugin
+ * was registered (or not) by another registrar; berth only watched it and
+ * told it nothing.
+ */
+export const OBSERVED_OPTION = 'observed';
+
 /** Option keys the bridge itself writes. */
-const BRIDGE_KEYS = new Set(['endpoint', 'socketPath', 'versions']);
+const BRIDGE_KEYS = new Set(['endpoint', 'socketPath', 'versions', OBSERVED_OPTION]);
 
 export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBridge {
   const { registry } = options;
@@ -115,7 +122,13 @@ export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBr
             connectionInfo: { socketPath: endpoint },
             // The registration socket identifies the instance, as an alloc id does in Nomad.
             allocId: context.socketPath,
-            options: { ...facts, endpoint, socketPath: context.socketPath, versions: versions.join(',') },
+            options: {
+              ...facts,
+              endpoint,
+              socketPath: context.socketPath,
+              versions: versions.join(','),
+              ...(context.mode === 'observe' ? { [OBSERVED_OPTION]: 'true' } : {}),
+            },
           });
           return durable.then(() => {
             live.add(id);

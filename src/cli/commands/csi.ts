@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { CsiDriverView } from '../../handlers/index.js';
-import { formatTable } from '../format-table.js';
+import { formatTable, observedName } from '../format-table.js';
 import { type ClientFlags, clientFor, printJson, withClientOptions } from './client-options.js';
 
 /** A driver as GET /v1/csi/drivers sends it (times as ISO text). */
@@ -11,7 +11,7 @@ export function formatCsiDrivers(drivers: readonly CsiDriverRow[]): string {
   return formatTable(
     ['DRIVER', 'NODE ID', 'MAX VOLUMES', 'TOPOLOGY', 'VENDOR VERSION', 'CAPABILITIES', 'READY'],
     drivers.map((d) => [
-      d.name,
+      observedName(d.name, d.observed),
       d.nodeId,
       d.maxVolumesPerNode === null ? '-' : String(d.maxVolumesPerNode),
       d.accessibleTopology === null

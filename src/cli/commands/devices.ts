@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { usageError } from '../cli-error.js';
-import { formatTable, relativeTime } from '../format-table.js';
+import { formatTable, observedName, relativeTime } from '../format-table.js';
 import { type ClientFlags, clientFor, printJson, withClientOptions } from './client-options.js';
 
 /** The JSON shapes of /v1/devices that the CLI reads (handlers/device-plugin ResourceView, times as ISO). */
@@ -29,6 +29,8 @@ export interface ResourceRow {
   devices: DeviceRow[];
   removeAt: string | null;
   allocations: AllocationRow[];
+  /** Present (true) when berth only observes the resource (observe mode). */
+  observed?: boolean;
 }
 
 export function formatDevices(resources: readonly ResourceRow[], now: number): string {
@@ -36,7 +38,7 @@ export function formatDevices(resources: readonly ResourceRow[], now: number): s
   const summary = formatTable(
     ['RESOURCE', 'STATE', 'HEALTHY', 'UNHEALTHY', 'ALLOCATIONS', 'ENDPOINT'],
     resources.map((r) => [
-      r.resource,
+      observedName(r.resource, r.observed),
       r.state === 'disconnected' && r.removeAt
         ? `disconnected (removed ${relativeTime(r.removeAt, now)})`
         : r.state,

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { DraDriverView } from '../../handlers/index.js';
-import { formatTable } from '../format-table.js';
+import { formatTable, observedName } from '../format-table.js';
 import { type ClientFlags, clientFor, printJson, withClientOptions } from './client-options.js';
 
 /** A driver as GET /v1/dra/drivers sends it (times as ISO text). */
@@ -18,7 +18,7 @@ export function formatDraDrivers(drivers: readonly DraDriverRow[]): string {
     ['DRIVER', 'USABLE', 'INSTANCE', 'SERVICE', 'STATE'],
     drivers.flatMap((d) =>
       d.instances.map((i) => [
-        d.name,
+        observedName(d.name, d.observed),
         d.usable ? 'yes' : `no (since ${d.unusableSince ?? '?'})`,
         `${d.chosen?.endpoint === i.endpoint ? '*' : ' '}${i.endpoint}`,
         i.service,

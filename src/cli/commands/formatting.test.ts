@@ -24,6 +24,7 @@ describe('CLI output for people', () => {
       registeredAt: new Date(NOW - 5000).toISOString(),
       options: {},
       instances: 2,
+      observed: false,
     };
     const lines = formatPlugins([row], NOW).split('\n');
     assert.match(lines[0] ?? '', /^TYPE\s+NAME\s+VERSIONS\s+INSTANCES\s+REGISTERED\s+SOCKET$/);
@@ -43,6 +44,7 @@ describe('CLI output for people', () => {
       versions: [],
       lastError: { code: 'BERTH_NO_HANDLER', message: 'no handler registered for plugin type: x/unknown' },
       retryAt: new Date(NOW + 2000).toISOString(),
+      verdict: null,
       attempts: 3,
       registeredAt: null,
     };

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { PluginListResponse, PluginSummaryView, PluginView } from '../../daemon/contract.js';
 import { usageError } from '../cli-error.js';
-import { formatTable, relativeTime } from '../format-table.js';
+import { formatTable, observedName, relativeTime } from '../format-table.js';
 import { type ClientFlags, clientFor, printJson, withClientOptions } from './client-options.js';
 
 export type PluginRow = PluginSummaryView;
@@ -12,7 +12,7 @@ export function formatPlugins(plugins: readonly PluginRow[], now: number): strin
     ['TYPE', 'NAME', 'VERSIONS', 'INSTANCES', 'REGISTERED', 'SOCKET'],
     plugins.map((p) => [
       p.type,
-      p.name,
+      observedName(p.name, p.observed),
       p.versions.join(',') || p.version || '-',
       String(p.instances),
       relativeTime(p.registeredAt, now),
@@ -27,7 +27,7 @@ export function formatPluginInstances(instances: readonly PluginView[], now: num
     ['TYPE', 'NAME', 'VERSIONS', 'REGISTERED', 'SOCKET'],
     instances.map((p, i) => [
       p.type,
-      i === 0 ? `${p.name} (current)` : p.name,
+      observedName(i === 0 ? `${p.name} (current)` : p.name, p.observed),
       p.versions.join(',') || p.version || '-',
       relativeTime(p.registeredAt, now),
       p.socketPath,

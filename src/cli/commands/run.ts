@@ -9,6 +9,8 @@ interface RunFlags {
   config?: string;
   logLevel?: string;
   apiTokenFile?: string;
+  observe?: boolean;
+  force?: boolean;
 }
 
 export function runCommand(program: Command): void {
@@ -21,7 +23,15 @@ export function runCommand(program: Command): void {
     )
     .option(
       '--plugins-dir <dir>',
-      'directory watched for plugin sockets (default: <data-dir>/plugins_registry; /var/lib/kubelet/plugins_registry makes berth the registrar for kubelet plugins)',
+      'directory watched for plugin sockets (default: <data-dir>/plugins_registry; on a node with a kubelet, /var/lib/kubelet/plugins_registry with --observe)',
+    )
+    .option(
+      '--observe',
+      "observe mode: watch a directory another registrar (a kubelet) owns; read-only calls only, no Notify, no lock (config: mode: observe)",
+    )
+    .option(
+      '--force',
+      'register even though a running kubelet seems to own the plugins directory (config: force: true)',
     )
     .option(
       '--listen <host:port>',
@@ -64,6 +74,7 @@ export function runCommand(program: Command): void {
       const api = tcp
         ? `${socketPath} and ${scheme}://${formatHostPort(tcp)} (token in ${config.api.tokenFile})`
         : socketPath;
-      console.log(`berth: watching ${config.pluginsDir} for plugins; API on ${api}`);
+      const role = config.mode === 'observe' ? 'observing (read-only)' : 'watching';
+      console.log(`berth: ${role} ${config.pluginsDir} for plugins; API on ${api}`);
     });
 }

@@ -16,10 +16,14 @@ export function formatStatus(status: StatusDoc): string {
     ['plugins dir', status.pluginsDir ?? '-'],
     ['api', [status.api?.socket, status.api?.tcp].filter(Boolean).join(', ') || '-'],
     ['plugins', `${counts.plugins ?? 0} (${counts.instances ?? 0} instances)`],
+    ['mode', status.mode ?? 'registrar'],
     [
       'sockets',
-      `${sockets.total ?? 0} (registered ${sockets.registered ?? 0}, pending ${sockets.pending ?? 0}, ` +
-        `failed ${sockets.failed ?? 0}, backoff ${sockets.backoff ?? 0})`,
+      status.mode === 'observe'
+        ? `${sockets.total ?? 0} (observed ${sockets.observed ?? 0}, pending ${sockets.pending ?? 0}, ` +
+          `stale ${sockets.stale ?? 0}, unreachable ${sockets.unreachable ?? 0})`
+        : `${sockets.total ?? 0} (registered ${sockets.registered ?? 0}, pending ${sockets.pending ?? 0}, ` +
+          `failed ${sockets.failed ?? 0}, backoff ${sockets.backoff ?? 0})`,
     ],
     ['pods', String(counts.pods ?? 0)],
     [

@@ -1,4 +1,5 @@
 import type { PluginEvent, PluginInstanceInfo } from '../../common/index.js';
+import { OBSERVED_OPTION } from '../../registry/index.js';
 import type { SocketStatus } from './api-types.js';
 import type { EventView, PluginView, SocketView } from './wire-types.js';
 
@@ -37,6 +38,7 @@ export function pluginView(info: PluginInstanceInfo): PluginView {
     socketPath: info.options.socketPath ?? info.allocId,
     registeredAt: isoTime(info.registeredAt),
     options: { ...info.options },
+    observed: info.options[OBSERVED_OPTION] === 'true',
   };
 }
 
@@ -51,6 +53,9 @@ export function socketView(status: SocketStatus): SocketView {
     retryAt: isoTime(status.retryAt),
     attempts: status.attempts,
     registeredAt: isoTime(status.registeredAt),
+    verdict: status.verdict
+      ? { accepted: status.verdict.accepted, error: status.verdict.error ?? null }
+      : null,
   };
 }
 

@@ -23,6 +23,8 @@ export interface PluginView {
   socketPath: string;
   registeredAt: string | null;
   options: Record<string, string>;
+  /** True when berth only observed the plugin (observe mode): another registrar owns it, berth told it nothing. */
+  observed: boolean;
 }
 
 /** The current instance of a plugin, with how many instances it has. */
@@ -52,6 +54,12 @@ export interface SocketView {
   retryAt: string | null;
   attempts: number;
   registeredAt: string | null;
+  /**
+   * Observe mode, once the plugin answered GetInfo: the dry run of the
+   * kubelet's validation. `accepted: false` carries the text the kubelet would
+   * send the plugin. null: registrar mode, or the plugin has not answered.
+   */
+  verdict: { accepted: boolean; error: string | null } | null;
 }
 
 /** GET /v1/sockets */
@@ -133,6 +141,8 @@ export interface StatusView {
   uptimeSeconds: number;
   dataDir: string;
   pluginsDir: string;
+  /** registrar, or observe (berth watches a directory another registrar owns). */
+  mode: 'registrar' | 'observe';
   deprecatedPluginsDir: string | null;
   api: { socket: string; tcp: string | null };
   counts: {

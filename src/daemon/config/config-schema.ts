@@ -109,6 +109,8 @@ export const configFileSchema = z.strictObject({
   deprecatedPluginsDir: text.optional(),
   listen: listen.optional(),
   logLevel: oneOf(LOG_LEVELS).optional(),
+  mode: oneOf(['registrar', 'observe'] as const).optional(),
+  force: z.boolean({ error: () => 'expected true or false' }).optional(),
   handlers: z
     .array(handler, { error: () => 'expected a list of { type, versions }' })
     .superRefine((handlers, ctx) => {

@@ -4,7 +4,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import type { EtcdConnectionSettings } from '../../cluster/index.js';
-import { type BackoffPolicy, BerthError, backoffProblem, errorMessage } from '../../common/index.js';
+import { type BackoffPolicy, BerthError, type BerthMode, backoffProblem, errorMessage } from '../../common/index.js';
 import { type ClusterConfig, resolveClusterConfig } from './cluster-config.js';
 import {
   type ConfigFile,
@@ -49,6 +49,10 @@ export interface DaemonConfig {
   apiSocketPath: string;
   listen?: TcpAddress;
   logLevel: LogLevel;
+  /** registrar (default) or observe (`--observe`): see README "On a node with a kubelet". */
+  mode: BerthMode;
+  /** Register even where a running kubelet seems to own the plugins directory (`--force`). */
+  force: boolean;
   /** Versioned handlers besides CSIPlugin/DevicePlugin/DRAPlugin (includes the example type). */
   handlers: HandlerConfig[];
   resyncPeriodMs: number;
@@ -95,6 +99,10 @@ export interface ConfigFlags {
   listen?: string;
   logLevel?: string;
   apiTokenFile?: string;
+  /** `--observe`: mode observe, whatever the file says. */
+  observe?: boolean;
+  /** `--force` */
+  force?: boolean;
 }
 
 export interface ResolveConfigOptions {
@@ -258,6 +266,8 @@ export function resolveDaemonConfig(
     statePath: layout.statePath,
     apiSocketPath: layout.apiSocketPath,
     logLevel,
+    mode: flags.observe === true ? 'observe' : (file.mode ?? DEFAULTS.mode),
+    force: flags.force === true || (file.force ?? DEFAULTS.force),
     handlers,
     resyncPeriodMs: file.resyncPeriod ?? DEFAULTS.resyncPeriodMs,
     rescanIntervalMs: file.rescanInterval ?? DEFAULTS.rescanIntervalMs,

@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { DEFAULT_BERTH_MODE } from '../../common/index.js';
 import { DEFAULT_EXECUTOR_BACKOFF, DEFAULT_EXECUTOR_TIMEOUTS } from '../../executor/executor-options.js';
 import { DEFAULT_CHANGE_DETECTION_STRATEGY, DEFAULT_OBJECT_TTL_MS } from '../../objects/objects-options.js';
 import { DEFAULT_LIVENESS } from '../../plugin-manager/liveness-options.js';
@@ -14,6 +15,10 @@ import { DEFAULT_RESCAN_INTERVAL_MS } from '../../watcher/plugin-watcher-options
  */
 export const DEFAULTS = {
   logLevel: 'info',
+  /** registrar: berth registers the directory's plugins (observe: it only watches another registrar's). */
+  mode: DEFAULT_BERTH_MODE,
+  /** A registrar refuses a directory a running kubelet seems to own unless forced. */
+  force: false,
   resyncPeriodMs: DEFAULT_RESYNC_PERIOD_MS,
   rescanIntervalMs: DEFAULT_RESCAN_INTERVAL_MS,
   dialTimeoutMs: DEFAULT_EXECUTOR_TIMEOUTS.dialMs,

@@ -40,6 +40,8 @@ export interface CsiDriverView {
   socketPath: string;
   registeredAt: number;
   warnings: string[];
+  /** Present (true) in observe mode: berth only asked the driver (read-only calls); the kubelet owns it. */
+  observed?: true;
 }
 
 interface DriverEntry {
@@ -185,6 +187,7 @@ export class CsiHandler implements BuiltinHandler {
         socketPath: entry.socketPath,
         registeredAt: entry.registeredAt,
         warnings: [...info.warnings],
+        ...(this.#services.mode === 'observe' ? { observed: true as const } : {}),
       });
     }
     return out.sort((a, b) => a.name.localeCompare(b.name));

@@ -415,6 +415,7 @@ export class DevicePluginManager implements AsyncDisposable {
    * Allocations of one resource run one at a time.
    */
   async allocate(resourceName: string, request: AllocationRequest): Promise<AllocationView> {
+    this.#refuseWhenObserving(`allocate ${resourceName}`);
     const checked = checkAllocationRequest(resourceName, request, this.#options.maxAllocationCount);
     return this.#queues.run(resourceName, async () => {
       this.#running();
@@ -510,6 +511,11 @@ export class DevicePluginManager implements AsyncDisposable {
 
   /** Releases a workload's devices (the device plugin API has no call for it: only berth's record goes). */
   release(resourceName: string, workload: string): Promise<AllocationView> {
+    try {
+      this.#refuseWhenObserving(`release ${resourceName} for ${workload}`);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return this.#queues.run(resourceName, () => {
       this.#running();
       const held = this.#allocations.get(resourceName);
@@ -526,6 +532,15 @@ export class DevicePluginManager implements AsyncDisposable {
       this.#logger.info({ resource: resourceName, workload }, 'devices released');
       return this.#allocationView(allocation);
     });
+  }
+
+  /** An observer never takes devices: the kubelet owns the plugins and their allocations. */
+  #refuseWhenObserving(what: string): void {
+    if (this.#options.observe !== true) return;
+    throw new BerthError(
+      'BERTH_OBSERVE_ONLY',
+      `cannot ${what}: berth observes these device plugins (another registrar owns them) and takes no allocation`,
+    );
   }
 
   #allocationView(allocation: StoredAllocation): AllocationView {
@@ -620,6 +635,7 @@ export class DevicePluginManager implements AsyncDisposable {
       removeAt: resource.removeAt,
       lastError: resource.lastError,
       allocations,
+      ...(this.#options.observe === true ? { observed: true as const } : {}),
     };
   }
 }
@@ -701,6 +717,7 @@ function resolveOptions(options: DevicePluginManagerOptions): ResolvedDevicePlug
     maxDevicesPerResource: options.maxDevicesPerResource ?? d.maxDevicesPerResource,
     maxMessageBytes: options.maxMessageBytes ?? d.maxMessageBytes,
     maxAllocationCount: options.maxAllocationCount ?? d.maxAllocationCount,
+    ...(options.observe === true ? { observe: true } : {}),
   };
   for (const key of [
     'gracePeriodMs',

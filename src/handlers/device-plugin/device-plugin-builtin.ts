@@ -24,8 +24,13 @@ export function createDevicePluginBuiltin(
   delegate?: PluginHandler,
 ): DevicePluginBuiltinHandler {
   const options = devicePluginHandlerOptions(services.options);
-  const socketDir =
-    options.socketDir === undefined ? join(services.dataDir, 'device-plugins') : options.socketDir;
+  const observe = services.mode === 'observe';
+  // An observer serves no kubelet.sock: the kubelet beside it owns the legacy registration path.
+  const socketDir = observe
+    ? false
+    : options.socketDir === undefined
+      ? join(services.dataDir, 'device-plugins')
+      : options.socketDir;
   const manager = createDevicePluginManager({
     databasePath: join(services.dataDir, 'devices.db'),
     ...(socketDir === false ? {} : { socketDir }),
@@ -33,6 +38,7 @@ export function createDevicePluginBuiltin(
     clock: services.clock,
     logger: services.logger,
     onEvent: (event) => services.emit(event),
+    ...(observe ? { observe } : {}),
   });
   const checking = createDevicePluginHandler({ delegate: createDeviceManagerDelegate(manager, delegate) });
   return {

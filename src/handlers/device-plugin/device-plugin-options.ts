@@ -48,12 +48,19 @@ export interface DevicePluginManagerOptions {
   maxDevicesPerResource?: number;
   maxMessageBytes?: number;
   maxAllocationCount?: number;
+  /**
+   * Observe mode: another registrar (the kubelet) owns these plugins. Only
+   * read-only calls (GetDevicePluginOptions, ListAndWatch); allocate and
+   * release are refused with BERTH_OBSERVE_ONLY; views are flagged observed.
+   * Give no socketDir with it (the kubelet serves kubelet.sock).
+   */
+  observe?: boolean;
 }
 
 export type ResolvedDevicePluginManagerOptions = Required<
-  Omit<DevicePluginManagerOptions, 'socketDir' | 'onEvent'>
+  Omit<DevicePluginManagerOptions, 'socketDir' | 'onEvent' | 'observe'>
 > &
-  Pick<DevicePluginManagerOptions, 'socketDir' | 'onEvent'>;
+  Pick<DevicePluginManagerOptions, 'socketDir' | 'onEvent' | 'observe'>;
 
 /** `handlerOptions.DevicePlugin` as the daemon resolved it (paths absolute, durations in ms). */
 export interface DevicePluginHandlerOptions {

@@ -78,6 +78,8 @@ export interface ResourceView {
   /** The last snapshot the plugin sent that berth refused, if any. */
   lastError: string | null;
   allocations: AllocationView[];
+  /** Present (true) in observe mode: berth only watches this resource's plugin; the kubelet owns it. */
+  observed?: true;
 }
 
 /** POST /v1/devices/{resource}/allocations: either `count` or explicit `deviceIds`. */

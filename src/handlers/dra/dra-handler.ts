@@ -74,6 +74,8 @@ export interface DraDriverView {
   unusableSince: number | null;
   /** Newest first. */
   instances: DraInstanceView[];
+  /** Present (true) in observe mode: berth only watches this driver; the kubelet prepares its claims. */
+  observed?: true;
 }
 
 export class DraHandler implements BuiltinHandler {
@@ -248,13 +250,24 @@ export class DraHandler implements BuiltinHandler {
             connected: i.connection.connected,
             registeredAt: i.registeredAt,
           })),
+        ...(this.#services.mode === 'observe' ? { observed: true as const } : {}),
       });
     }
     return out.sort((a, b) => a.name.localeCompare(b.name));
   }
 
+  /** An observer prepares no claim: the kubelet owns the driver (only connection state is watched). */
+  #refuseWhenObserving(call: string, name: string): void {
+    if (this.#services.mode !== 'observe') return;
+    throw new BerthError(
+      'BERTH_OBSERVE_ONLY',
+      `cannot call ${call} on DRA driver ${name}: berth observes it (another registrar owns it) and prepares no claim`,
+    );
+  }
+
   /** NodePrepareResources on the chosen instance, with the kubelet's per-claim rules. */
   async prepare(name: string, claims: ClaimRef[], signal?: AbortSignal): Promise<ClaimsResult> {
+    this.#refuseWhenObserving('NodePrepareResources', name);
     checkClaims(claims, this.#options.maxClaimsPerCall);
     const instance = this.#choose(name);
     const api = draApis[instance.service];
@@ -289,6 +302,7 @@ export class DraHandler implements BuiltinHandler {
 
   /** NodeUnprepareResources on the chosen instance; every claim must have an entry, even an empty one. */
   async unprepare(name: string, claims: ClaimRef[], signal?: AbortSignal): Promise<ClaimsResult> {
+    this.#refuseWhenObserving('NodeUnprepareResources', name);
     checkClaims(claims, this.#options.maxClaimsPerCall);
     const instance = this.#choose(name);
     const api = draApis[instance.service];
