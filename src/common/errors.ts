@@ -52,7 +52,7 @@ export const ERROR_CODES = {
   BERTH_PLUGINS_DIR_LOCKED:
     'Another berth registrar holds the lock of this plugins directory (one registrar per directory); the message names its pid and data dir. Start this one with --observe, or stop the other.',
   BERTH_KUBELET_OWNS_DIR:
-    "The plugins directory looks owned by a running kubelet (its device-plugins/kubelet.sock answers beside it); start berth with --observe, or with --force to register anyway.",
+    'The plugins directory looks owned by a running kubelet (its device-plugins/kubelet.sock answers beside it); start berth with --observe, or with --force to register anyway.',
   BERTH_OBSERVE_ONLY:
     'berth runs in observe mode: it does not allocate devices, prepare claims or tell plugins anything (another registrar owns the directory).',
   BERTH_UNAUTHORIZED:

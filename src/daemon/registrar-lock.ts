@@ -59,7 +59,10 @@ export function registrarLockName(pluginsDir: string): string {
  * Takes the lock of `owner.pluginsDir` or throws BERTH_PLUGINS_DIR_LOCKED
  * naming the directory and the owner's pid and data dir.
  */
-export async function acquireRegistrarLock(owner: RegistrarLockOwner, logger: Logger): Promise<RegistrarLock> {
+export async function acquireRegistrarLock(
+  owner: RegistrarLockOwner,
+  logger: Logger,
+): Promise<RegistrarLock> {
   const name = registrarLockName(owner.pluginsDir);
   if (process.platform !== 'linux') {
     logger.warn(
@@ -101,7 +104,12 @@ function lockedError(pluginsDir: string, holder: RegistrarLockOwner | 'unknown')
   return new BerthError(
     'BERTH_PLUGINS_DIR_LOCKED',
     `plugins directory ${pluginsDir} already has a registrar: ${who}. One registrar per directory: stop it, or start this berth with --observe to watch without registering`,
-    { details: { pluginsDir, ...(holder === 'unknown' ? {} : { ownerPid: holder.pid, ownerDataDir: holder.dataDir }) } },
+    {
+      details: {
+        pluginsDir,
+        ...(holder === 'unknown' ? {} : { ownerPid: holder.pid, ownerDataDir: holder.dataDir }),
+      },
+    },
   );
 }
 
@@ -137,14 +145,20 @@ function askOwner(name: string): Promise<RegistrarLockOwner | 'unknown' | 'gone'
       else if (text.includes('\n')) finish(parseOwner(text.slice(0, text.indexOf('\n'))));
     });
     socket.on('end', () => finish(parseOwner(text)));
-    socket.on('error', (err: NodeJS.ErrnoException) => finish(err.code === 'ECONNREFUSED' ? 'gone' : 'unknown'));
+    socket.on('error', (err: NodeJS.ErrnoException) =>
+      finish(err.code === 'ECONNREFUSED' ? 'gone' : 'unknown'),
+    );
   });
 }
 
 function parseOwner(line: string): RegistrarLockOwner | 'unknown' {
   try {
     const value = JSON.parse(line) as Partial<RegistrarLockOwner>;
-    if (typeof value.pid === 'number' && typeof value.dataDir === 'string' && typeof value.pluginsDir === 'string') {
+    if (
+      typeof value.pid === 'number' &&
+      typeof value.dataDir === 'string' &&
+      typeof value.pluginsDir === 'string'
+    ) {
       return { pid: value.pid, dataDir: value.dataDir, pluginsDir: value.pluginsDir };
     }
   } catch {

@@ -1,5 +1,11 @@
 import type { ActualStateOfWorld, PluginInfo } from '../cache/types.js';
-import { BerthError, type BerthErrorCode, type BerthMode, errorMessage, type Logger } from '../common/index.js';
+import {
+  BerthError,
+  type BerthErrorCode,
+  type BerthMode,
+  errorMessage,
+  type Logger,
+} from '../common/index.js';
 import type { PluginCallContext } from '../handlers/types.js';
 import { enforcePluginInfoBounds, refuseUndecodableInfo } from '../registration/index.js';
 import type { DialRegistration, RegistrationConnection } from '../registration/types.js';

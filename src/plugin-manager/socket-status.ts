@@ -38,7 +38,9 @@ export function socketStatuses(inputs: SocketStatusInputs): SocketStatus[] {
   for (const socketPath of [...paths].sort()) {
     const wanted = desired.get(socketPath);
     const status = statusOf(socketPath, wanted, registered.get(socketPath), inputs);
-    out.push(inputs.mode === 'observe' ? observedStatus(status, decidingError(socketPath, wanted, inputs)) : status);
+    out.push(
+      inputs.mode === 'observe' ? observedStatus(status, decidingError(socketPath, wanted, inputs)) : status,
+    );
   }
   return out;
 }

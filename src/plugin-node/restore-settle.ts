@@ -1,7 +1,14 @@
 import type { Clock } from '../common/index.js';
 
 /** A socket's state as the plugin manager reports it; only `pending` means "not settled yet". */
-export type SettleState = 'pending' | 'registered' | 'failed' | 'backoff' | 'observed' | 'stale' | 'unreachable';
+export type SettleState =
+  | 'pending'
+  | 'registered'
+  | 'failed'
+  | 'backoff'
+  | 'observed'
+  | 'stale'
+  | 'unreachable';
 
 export interface RestoreSettleOptions {
   /** One socket's state now (undefined: berth does not know the socket). */

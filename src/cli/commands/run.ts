@@ -27,7 +27,7 @@ export function runCommand(program: Command): void {
     )
     .option(
       '--observe',
-      "observe mode: watch a directory another registrar (a kubelet) owns; read-only calls only, no Notify, no lock (config: mode: observe)",
+      'observe mode: watch a directory another registrar (a kubelet) owns; read-only calls only, no Notify, no lock (config: mode: observe)',
     )
     .option(
       '--force',

@@ -14,7 +14,11 @@ function verdictCell(verdict: SocketRow['verdict'] | undefined): string {
 export function formatSockets(sockets: readonly SocketRow[], now: number): string {
   if (sockets.length === 0) return 'no plugin sockets found';
   // Observe mode: what answered shows the dry run's verdict; what did not, its error.
-  if (sockets.some((s) => s.verdict || s.state === 'observed' || s.state === 'stale' || s.state === 'unreachable')) {
+  if (
+    sockets.some(
+      (s) => s.verdict || s.state === 'observed' || s.state === 'stale' || s.state === 'unreachable',
+    )
+  ) {
     return formatTable(
       ['SOCKET', 'STATE', 'PLUGIN', 'ENDPOINT', 'VERSIONS', 'VERDICT / ERROR'],
       sockets.map((s) => [

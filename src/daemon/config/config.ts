@@ -4,7 +4,13 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import type { EtcdConnectionSettings } from '../../cluster/index.js';
-import { type BackoffPolicy, BerthError, type BerthMode, backoffProblem, errorMessage } from '../../common/index.js';
+import {
+  type BackoffPolicy,
+  BerthError,
+  type BerthMode,
+  backoffProblem,
+  errorMessage,
+} from '../../common/index.js';
 import { type ClusterConfig, resolveClusterConfig } from './cluster-config.js';
 import {
   type ConfigFile,
