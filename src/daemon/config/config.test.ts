@@ -26,6 +26,8 @@ describe('config file validation', () => {
       ],
       [{ objects: { colour: 'red' } }, 'config /x.yaml: objects.colour: unknown key'],
       [{ typo: 1 }, 'config /x.yaml: typo: unknown key'],
+      [{ mode: 'kubelet' }, 'config /x.yaml: mode: expected one of registrar|observe'],
+      [{ force: 'yes' }, 'config /x.yaml: force: expected true or false'],
       [{ resyncPeriod: 'soon' }, 'config /x.yaml: resyncPeriod: expected a duration'],
       [{ timeouts: { dial: true } }, 'config /x.yaml: timeouts.dial: expected a duration'],
       [
@@ -187,6 +189,16 @@ describe('config resolution', () => {
     assert.equal(flagged.pluginsDir, '/w/p');
     assert.deepEqual(flagged.listen, { host: '::1', port: 0 });
     assert.equal(flagged.logLevel, 'warn');
+  });
+
+  it('takes the mode from --observe over the file, registrar by default, and force from either', () => {
+    const opts = { env: {}, home, cwd: '/w' };
+    assert.equal(resolveDaemonConfig({}, {}, opts).mode, 'registrar');
+    assert.equal(resolveDaemonConfig({}, {}, opts).force, false);
+    assert.equal(resolveDaemonConfig({ mode: 'observe' }, {}, opts).mode, 'observe');
+    assert.equal(resolveDaemonConfig({ mode: 'registrar' }, { observe: true }, opts).mode, 'observe');
+    assert.equal(resolveDaemonConfig({ force: true }, {}, opts).force, true);
+    assert.equal(resolveDaemonConfig({}, { force: true }, opts).force, true);
   });
 
   it('rejects bad flag values naming the flag', () => {

@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { DEFAULT_BERTH_MODE } from '../../common/index.js';
 import { DEFAULT_EXECUTOR_BACKOFF, DEFAULT_EXECUTOR_TIMEOUTS } from '../../executor/index.js';
 import { builtinHandlers } from '../../handlers/builtin-handlers.js';
 import {
@@ -34,6 +35,7 @@ const PAIRS: Array<[unknown, unknown, string]> = [
   [DEFAULTS.livenessPingsPerPeriod, DEFAULT_LIVENESS.pingsPerPeriod, 'liveness pings per period'],
   [DEFAULTS.objectStrategy, DEFAULT_CHANGE_DETECTION_STRATEGY, 'object change-detection strategy'],
   [DEFAULTS.objectTtlMs, DEFAULT_OBJECT_TTL_MS, 'object TTL (Cache strategy)'],
+  [DEFAULTS.mode, DEFAULT_BERTH_MODE, 'plugin manager mode'],
 ];
 
 describe('daemon defaults', () => {
