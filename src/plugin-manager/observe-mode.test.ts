@@ -5,7 +5,7 @@
  * the kubelet's text; no plugin is ever told anything.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { describe, it, type TestContext } from 'node:test';
 import { createCsiHandler } from '../handlers/csi/index.js';
 import { createDevicePluginHandler } from '../handlers/index.js';
@@ -26,15 +26,16 @@ import type { RegisteredPlugin, SocketStatus } from './types.js';
 
 const CSI_NAME = 'csi.example.com';
 
-async function observer(t: TestContext) {
+async function observer(t: TestContext, options: { missingDir?: boolean } = {}) {
   const dir = createTempDir();
   const pluginsDir = dir.join('plugins');
-  mkdirSync(pluginsDir);
+  if (options.missingDir !== true) mkdirSync(pluginsDir);
   const registered: RegisteredPlugin[] = [];
   const manager = createPluginManager({
     pluginsDir,
     mode: 'observe',
     liveness: false,
+    rescanIntervalMs: 100,
     // Short retries so a refused plugin is probed again quickly (the kubelet's would be 500 ms doubling).
     backoff: { initialMs: 50, maxMs: 200, factor: 2 },
     onRegistered: (plugin) => registered.push(plugin),
@@ -176,5 +177,15 @@ describe('observe mode', () => {
     assert.equal(unreachable.lastError?.code, 'BERTH_GET_INFO_FAILED');
     assert.match(unreachable.lastError?.message ?? '', /failed to get plugin info using RPC GetInfo/);
     assert.deepEqual(silent.statuses, []);
+  });
+
+  it('does not create a missing directory, and observes it once its owner has', async (t) => {
+    const o = await observer(t, { missingDir: true });
+    assert.equal(existsSync(o.dir.join('plugins')), false, 'an observer creates nothing');
+    mkdirSync(o.dir.join('plugins'));
+    const late = await o.plugin('late.sock', 'DevicePlugin', 'vendor.com/late', ['v1beta1']);
+    const seen = await o.settled('late.sock');
+    assert.deepEqual(seen.verdict, { accepted: true });
+    assert.deepEqual(late.statuses, []);
   });
 });

@@ -161,6 +161,8 @@ class BerthPluginManager implements PluginManager {
       logger: base,
       ...(options.rescanIntervalMs === undefined ? {} : { rescanIntervalMs: options.rescanIntervalMs }),
       ...(options.useFsWatch === undefined ? {} : { useFsWatch: options.useFsWatch }),
+      // An observer writes nothing into the directory it watches, not even to create it.
+      createMissing: this.#mode !== 'observe',
     });
     if (options.liveness !== false) {
       this.#liveness = createLivenessProber({

@@ -22,7 +22,7 @@ export interface LivenessOptions {
 }
 
 export interface PluginManagerOptions {
-  /** The registration directory (kubelet: /var/lib/kubelet/plugins_registry). Created if missing. */
+  /** The registration directory (kubelet: /var/lib/kubelet/plugins_registry). Created if missing (not by an observer). */
   pluginsDir: string;
   /**
    * `registrar` (default): register plugins and tell them (NotifyRegistrationStatus).

@@ -17,6 +17,12 @@ export interface PluginWatcherOptions {
   rescanIntervalMs?: number;
   /** Watch the tree with fs.watch (see tree-watch.ts). Default true; false leaves discovery to the rescans. */
   useFsWatch?: boolean;
+  /**
+   * Create a missing directory (the kubelet's behaviour). Default true; false
+   * (an observer, which writes nothing) waits for it to appear: each scan finds
+   * it missing until the owner creates it.
+   */
+  createMissing?: boolean;
   /** @internal How a path is looked at (default inspectPath); tests count the calls. */
   inspect?: typeof inspectPath;
 }
@@ -58,6 +64,7 @@ export interface ResolvedOptions {
   logger: Logger;
   rescanIntervalMs: number;
   useFsWatch: boolean;
+  createMissing: boolean;
   inspect: typeof inspectPath;
 }
 
@@ -96,6 +103,7 @@ export function resolveOptions(options: PluginWatcherOptions): ResolvedOptions {
     logger: (options.logger ?? silentLogger).child({ component: 'plugin-watcher' }),
     rescanIntervalMs,
     useFsWatch: options.useFsWatch ?? true,
+    createMissing: options.createMissing ?? true,
     inspect: options.inspect ?? inspectPath,
   };
 }

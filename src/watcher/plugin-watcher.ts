@@ -228,6 +228,7 @@ export class PluginWatcher implements AsyncDisposable {
   }
 
   async #createRoot(root: WatchedRoot): Promise<void> {
+    if (!this.#options.createMissing) return;
     try {
       await mkdir(root.path, { recursive: true, mode: 0o755 });
     } catch (err) {
@@ -275,7 +276,7 @@ export class PluginWatcher implements AsyncDisposable {
   async #scanRoot(root: WatchedRoot): Promise<void> {
     root.failedThisScan = false;
     let dir = await this.#options.inspect(root.path, { followDirectoryLinks: true });
-    if (dir.kind === 'missing') {
+    if (dir.kind === 'missing' && this.#options.createMissing) {
       try {
         await mkdir(root.path, { recursive: true, mode: 0o755 });
         this.#log.warn({ dir: root.path }, 'plugin directory was missing; re-created it');
