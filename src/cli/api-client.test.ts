@@ -12,6 +12,15 @@ describe('API client', () => {
     assert.deepEqual(resolveApiTarget({ api: '/run/berth.sock' }), { socketPath: '/run/berth.sock' });
     assert.deepEqual(resolveApiTarget({ dataDir: '/d' }), { socketPath: '/d/berth.sock' });
     assert.deepEqual(resolveApiTarget({}, { BERTH_DATA_DIR: '/env' }), { socketPath: '/env/berth.sock' });
+    assert.deepEqual(resolveApiTarget({}, { BERTH_DATA_DIR: '/env' }, 0), { socketPath: '/env/berth.sock' });
+  });
+
+  it('finds the daemon with no flags where berth run puts it: /run/berth as root, the XDG state dir otherwise', () => {
+    assert.deepEqual(resolveApiTarget({}, { HOME: '/h' }, 0), { socketPath: '/run/berth/berth.sock' });
+    assert.deepEqual(resolveApiTarget({}, { XDG_STATE_HOME: '/x' }, 1000), {
+      socketPath: '/x/berth/berth.sock',
+    });
+    assert.deepEqual(resolveApiTarget({ dataDir: '/d' }, {}, 0), { socketPath: '/d/berth.sock' });
   });
 
   it('parses server-sent event blocks, skipping comments', () => {

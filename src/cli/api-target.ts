@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { BerthError } from '../common/index.js';
-import { defaultDataDir, parseHostPort } from '../daemon/contract.js';
+import { dataDirLayout, defaultApiSocket, defaultPaths, parseHostPort } from '../daemon/contract.js';
 import type { ApiTarget } from './api-client.js';
 
 export interface ApiTargetFlags {
@@ -36,7 +35,7 @@ function readSmallFile(path: string, flag: string): Buffer {
 }
 
 /** The token for a TCP target: --token-file, else $BERTH_TOKEN, else the local data directory's api-token. */
-function resolveToken(flags: ApiTargetFlags, env: NodeJS.ProcessEnv): string | undefined {
+function resolveToken(flags: ApiTargetFlags, env: NodeJS.ProcessEnv, euid?: number): string | undefined {
   if (flags.tokenFile !== undefined) {
     const token = readSmallFile(flags.tokenFile, '--token-file').toString('utf8').trim();
     if (token === '') throw new BerthError('BERTH_USAGE', `--token-file: ${flags.tokenFile} is empty`);
@@ -44,7 +43,8 @@ function resolveToken(flags: ApiTargetFlags, env: NodeJS.ProcessEnv): string | u
   }
   if (env.BERTH_TOKEN !== undefined && env.BERTH_TOKEN.trim() !== '') return env.BERTH_TOKEN.trim();
   try {
-    const local = readFileSync(join(flags.dataDir ?? defaultDataDir(env), 'api-token'), 'utf8').trim();
+    const dataDir = flags.dataDir ?? defaultPaths({ env, ...(euid === undefined ? {} : { euid }) }).dataDir;
+    const local = readFileSync(dataDirLayout(dataDir).tokenFile, 'utf8').trim();
     return local === '' ? undefined : local;
   } catch {
     return undefined;
@@ -53,17 +53,22 @@ function resolveToken(flags: ApiTargetFlags, env: NodeJS.ProcessEnv): string | u
 
 /**
  * Which daemon a client command talks to: `--api PATH|HOST:PORT|https://HOST:PORT`,
- * else the socket in `--data-dir`, else the socket in the default data
- * directory (the same one `berth run` uses). TCP carries the bearer token.
+ * else the socket in `--data-dir`, else the default socket (the same one
+ * `berth run` uses: /run/berth/berth.sock as root, else in the user's data
+ * directory). TCP carries the bearer token. `euid` defaults to the process's.
  */
-export function resolveApiTarget(flags: ApiTargetFlags, env: NodeJS.ProcessEnv = process.env): ApiTarget {
+export function resolveApiTarget(
+  flags: ApiTargetFlags,
+  env: NodeJS.ProcessEnv = process.env,
+  euid?: number,
+): ApiTarget {
   if (flags.api !== undefined) {
     const https = flags.api.startsWith('https://');
     const text = flags.api.replace(/^https?:\/\//, '').replace(/\/$/, '');
     const tcp = text.includes('/') ? undefined : parseHostPort(text);
     if (tcp) {
       const target: ApiTarget = { tcp };
-      const token = resolveToken(flags, env);
+      const token = resolveToken(flags, env, euid);
       if (token !== undefined) target.token = token;
       if (https || flags.tlsCa !== undefined || flags.tlsCert !== undefined) {
         const tls: { ca?: Buffer; cert?: Buffer; key?: Buffer } = {};
@@ -76,5 +81,5 @@ export function resolveApiTarget(flags: ApiTargetFlags, env: NodeJS.ProcessEnv =
     }
     return { socketPath: flags.api };
   }
-  return { socketPath: join(flags.dataDir ?? defaultDataDir(env), 'berth.sock') };
+  return { socketPath: defaultApiSocket(flags.dataDir, { env, ...(euid === undefined ? {} : { euid }) }) };
 }

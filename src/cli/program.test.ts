@@ -23,8 +23,19 @@ describe('berth command line', () => {
         /invalid for argument 'resource'.*secrets, configmaps; see `berth objects get --help`$/,
       ],
       [['pods', 'delete', 'no-slash'], /^berth: the pod must be NAMESPACE\/NAME, got "no-slash"$/],
-      [['run', '--listen', 'nowhere'], /^berth: --listen: expected HOST:PORT/],
-      [['run', '--log-level', 'loud'], /^berth: --log-level: expected one of trace\|debug/],
+      // --data-dir: as root, no flag would look for /etc/berth/config.yaml; tests never read it.
+      [
+        ['run', '--data-dir', '/nonexistent/d', '--listen', 'nowhere'],
+        /^berth: --listen: expected HOST:PORT/,
+      ],
+      [
+        ['run', '--data-dir', '/nonexistent/d', '--log-level', 'loud'],
+        /^berth: --log-level: expected one of trace\|debug/,
+      ],
+      [
+        ['config', 'show', '--data-dir', '/nonexistent/d', '-o', 'xml'],
+        /^berth: --output: expected one of text\|json\|yaml, got "xml"$/,
+      ],
       [
         ['pods', 'apply', '-f', '/nonexistent/pod.yaml'],
         /^berth: cannot read \/nonexistent\/pod\.yaml \(no such file\)/,
@@ -56,7 +67,7 @@ describe('berth command line', () => {
     }
     assert.ok(
       flat(runHelp.out).includes(
-        '(default: $BERTH_DATA_DIR, else $XDG_STATE_HOME/berth, else ~/.local/state/berth)',
+        '(default: $BERTH_DATA_DIR, else /var/lib/berth as root, else $XDG_STATE_HOME/berth, else ~/.local/state/berth)',
       ),
     );
     assert.ok(flat(runHelp.out).includes('(default: info)'));

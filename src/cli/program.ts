@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { berthVersion } from '../daemon/contract.js';
 import { EXIT_OK, EXIT_USAGE, errorLine, exitCodeFor } from './cli-error.js';
 import { clusterCommand } from './commands/cluster.js';
+import { configCommand } from './commands/config.js';
 import { csiCommand } from './commands/csi.js';
 import { devicesCommand } from './commands/devices.js';
 import { draCommand } from './commands/dra.js';
@@ -58,6 +59,7 @@ export function buildProgram(out: (text: string) => void = (text) => process.std
     // Errors are reported by runCli as one line; help goes to `out` (stderr when shown for a mistake).
     .configureOutput({ outputError: () => {}, writeOut: out });
   runCommand(program);
+  configCommand(program);
   pluginsCommand(program);
   socketsCommand(program);
   eventsCommand(program);

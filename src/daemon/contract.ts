@@ -24,11 +24,17 @@ export type {
 export {
   BUILTIN_HANDLER_TYPES,
   DEFAULTS,
+  type DefaultPaths,
   dataDirLayout,
+  defaultApiSocket,
   defaultDataDir,
+  defaultPaths,
   EXAMPLE_PLUGIN_TYPE,
   EXAMPLE_PLUGIN_VERSIONS,
+  LOG_FORMATS,
   LOG_LEVELS,
+  type PathScope,
+  SYSTEM_PATHS,
 } from './config/defaults.js';
 export { formatHostPort, parseHostPort, type TcpAddress } from './config/listen-address.js';
 export { berthVersion } from './version.js';

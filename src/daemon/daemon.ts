@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import type { Server } from 'node:http';
+import { dirname } from 'node:path';
 import { Registry as MetricsRegistry } from 'prom-client';
 import { BerthError, type Clock, errorMessage, type Logger, systemClock } from '../common/index.js';
 import type { ObjectManagers, ObjectSource, Pod as ObjectsPod } from '../objects/index.js';
@@ -18,7 +19,7 @@ import { BUILTIN_HANDLER_TYPES } from './config/defaults.js';
 import { formatHostPort, type TcpAddress } from './config/listen-address.js';
 import { EventBus } from './event-bus.js';
 import { logEvent } from './event-log.js';
-import { ensurePrivateDirectory, ensurePrivateFile } from './file-modes.js';
+import { ensurePrivateDirectory, ensurePrivateFile, ensureRuntimeDirectory } from './file-modes.js';
 import { buildHandlers, type DaemonHandlers } from './handler-setup.js';
 import { refuseKubeletDirectory } from './kubelet-check.js';
 import { meteredReader, meteredSource } from './metered-objects.js';
@@ -34,6 +35,8 @@ import { berthVersion } from './version.js';
 export interface DaemonDeps {
   logger: Logger;
   clock?: Clock;
+  /** Lines lost by the process's log sinks, by stream (`berth_log_lines_dropped_total`). */
+  logLinesDropped?: () => Record<string, number>;
 }
 
 /** Where the API can be reached once the daemon has started. */
@@ -104,6 +107,7 @@ export class Daemon implements AsyncDisposable {
     this.#metrics = createDaemonMetrics({
       registry: new MetricsRegistry(),
       sseClients: () => this.#bus.subscriberCount,
+      ...(deps.logLinesDropped === undefined ? {} : { logLinesDropped: deps.logLinesDropped }),
     });
     this.#apiLimits = createApiLimitMetrics(this.#metrics.registry);
   }
@@ -148,6 +152,8 @@ export class Daemon implements AsyncDisposable {
     ensurePrivateDirectory(config.dataDir, '--data-dir', logger);
     // An observer writes nothing into the directory it watches (it may be read-only to it).
     if (config.mode === 'registrar') makeDirectory(config.pluginsDir, 0o755, '--plugins-dir');
+    const socketDir = dirname(config.apiSocketPath);
+    if (socketDir !== config.dataDir) ensureRuntimeDirectory(socketDir, logger);
     // Before touching state: refuse early if another daemon owns this data directory,
     // then serve at once: alive, not ready (503) until the full API takes over below.
     await claimApiSocket(config.apiSocketPath);
@@ -217,6 +223,8 @@ export class Daemon implements AsyncDisposable {
       metricsRegistry: this.#metrics.registry,
       restoreSettleTimeoutMs: config.timeouts.dialMs + config.timeouts.getInfoMs + config.timeouts.notifyMs,
       onEvent: (event) => this.#bus.publish(event),
+      // The event bus logs each 'failed' event (event-log.ts): once, not again here.
+      logFailures: false,
     });
     this.#node = node;
     const registry = node.registry;
@@ -372,6 +380,22 @@ export class Daemon implements AsyncDisposable {
           storageHealth: registry.storageHealth(),
         }),
     };
+  }
+
+  /** A SIGHUP reload's new version list for a versioned handler; later registrations are checked against it. */
+  setHandlerVersions(type: string, versions: readonly string[]): void {
+    this.#handlers?.versions.set(type, [...versions]);
+  }
+
+  /** What systemd is told (service-status.ts): ready as /readyz says, and the plugins registered. */
+  serviceState(): { ready: boolean; problem?: string; plugins: number } {
+    const registry = this.#registry;
+    if (this.#state !== 'ready' || registry === undefined)
+      return { ready: false, problem: this.#state, plugins: 0 };
+    const problem = this.#readinessProblem(registry);
+    let plugins = 0;
+    for (const type of registry.types()) plugins += registry.listPlugins(type)?.length ?? 0;
+    return problem === undefined ? { ready: true, plugins } : { ready: false, problem, plugins };
   }
 
   /** Why a started daemon is not ready: a plugins directory it cannot watch, or failing registry writes. */

@@ -1,4 +1,5 @@
 import {
+  accessSync,
   chmodSync,
   closeSync,
   constants,
@@ -38,6 +39,33 @@ export function ensurePrivateDirectory(path: string, flag: string, logger: Logge
     throw new BerthError(
       'BERTH_INVALID_ARGUMENT',
       `cannot create ${path} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}); choose another ${flag}`,
+      { cause: err },
+    );
+  }
+}
+
+/**
+ * The directory of the API socket when it is not the data directory (the
+ * system layout's /run/berth): created private like the data directory, and
+ * checked for writing now, so a read-only or foreign /run/berth fails the
+ * start with its path rather than as a failed listen later.
+ */
+export function ensureRuntimeDirectory(path: string, logger: Logger): void {
+  try {
+    // One level, not recursive: a read-only /run then reports EROFS (a recursive mkdir says ENOENT).
+    try {
+      mkdirSync(path, { mode: 0o700 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    ensurePrivateDirectory(path, 'the API socket directory', logger);
+    accessSync(path, constants.W_OK | constants.X_OK);
+  } catch (err) {
+    const cause = (err as { cause?: unknown }).cause ?? err;
+    const code = (cause as NodeJS.ErrnoException).code ?? errorMessage(cause);
+    throw new BerthError(
+      'BERTH_INVALID_ARGUMENT',
+      `the API socket directory ${path} is not writable (${code}); make it writable for berth (under systemd: RuntimeDirectory=berth or ReadWritePaths=${path}), or run with --data-dir`,
       { cause: err },
     );
   }

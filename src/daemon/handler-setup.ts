@@ -22,6 +22,8 @@ export interface DaemonHandlers {
   all: Map<string, PluginHandler>;
   /** The built-in ones, typed per entry of the builtinHandlers table (the API reads CSI and DRA state). */
   builtin: BuiltinHandlerSet;
+  /** The accepted versions of each versioned (config) handler; a reload replaces a list here. */
+  versions: Map<string, readonly string[]>;
 }
 
 /**
@@ -46,8 +48,18 @@ export async function buildHandlers(deps: HandlerSetupDeps): Promise<DaemonHandl
     (type) => deps.delegateFor(type),
   );
   const all = new Map<string, PluginHandler>(Object.entries(builtin));
-  for (const { type, versions } of config.handlers as HandlerConfig[]) {
-    all.set(type, createVersionedHandler({ type, versions, delegate: deps.delegateFor(type) }));
+  const versions = new Map<string, readonly string[]>();
+  for (const handler of config.handlers as HandlerConfig[]) {
+    const { type } = handler;
+    versions.set(type, [...handler.versions]);
+    all.set(
+      type,
+      createVersionedHandler({
+        type,
+        versions: () => versions.get(type) ?? [],
+        delegate: deps.delegateFor(type),
+      }),
+    );
   }
-  return { all, builtin };
+  return { all, builtin, versions };
 }

@@ -19,6 +19,8 @@ export interface DaemonMetricsOptions {
   registry?: Registry;
   /** Current number of /v1/events clients, read at scrape time. */
   sseClients: () => number;
+  /** Log lines lost per stream (stdout, stderr) because the sink failed, read at scrape time. */
+  logLinesDropped?: () => Record<string, number>;
   /** Node.js process metrics (CPU, memory, event loop) with the berth_ prefix. Default true. */
   processMetrics?: boolean;
 }
@@ -44,6 +46,18 @@ export function createDaemonMetrics(options: DaemonMetricsOptions): DaemonMetric
     help: 'Requests the object manager made to its source, by verb (get, list, watch).',
     labelNames: ['resource', 'verb'] as const,
     registers: [registry],
+  });
+  const readDropped = options.logLinesDropped;
+  new Counter({
+    name: 'berth_log_lines_dropped_total',
+    help: 'Log lines lost because their stream (stdout, stderr) failed (ENOSPC, EPIPE) or stayed blocked past the buffer.',
+    labelNames: ['stream'] as const,
+    registers: [registry],
+    collect() {
+      if (!readDropped) return;
+      this.reset();
+      for (const [stream, count] of Object.entries(readDropped())) this.inc({ stream }, count);
+    },
   });
   let readWatches: (() => { secrets: number; configmaps: number }) | undefined;
   new Gauge({

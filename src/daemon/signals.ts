@@ -58,3 +58,18 @@ export function handleShutdownSignals(options: ShutdownSignalsOptions): () => vo
     for (const signal of signals) emitter.off(signal, onSignal);
   };
 }
+
+export interface ReloadSignalOptions {
+  reload(): void;
+  emitter?: Pick<NodeJS.Process, 'on' | 'off'>;
+}
+
+/** SIGHUP: reload the config (config-reload.ts). Returns a function that removes the handler. */
+export function handleReloadSignal(options: ReloadSignalOptions): () => void {
+  const emitter = options.emitter ?? process;
+  const onSignal = () => options.reload();
+  emitter.on('SIGHUP', onSignal);
+  return () => {
+    emitter.off('SIGHUP', onSignal);
+  };
+}

@@ -211,17 +211,9 @@ class Executor implements OperationExecutor {
   }
 
   #emit(event: OperationEvent): void {
-    if (event.type === 'register-failed' || event.type === 'unregister-failed') {
-      this.#logger.debug(
-        {
-          socketPath: event.socketPath,
-          code: event.error.code,
-          retryAt: event.retryAt,
-          attempts: event.attempts,
-        },
-        event.error.message,
-      );
-    } else {
+    // A failure is logged by whoever turns it into a 'failed' event (the plugin manager,
+    // or the daemon's event log), and its backoff by the operation map: not again here.
+    if (event.type !== 'register-failed' && event.type !== 'unregister-failed') {
       this.#logger.debug({ socketPath: event.socketPath }, `${event.type}: ${event.socketPath}`);
     }
     for (const listener of this.#listeners) {

@@ -230,7 +230,7 @@ class GoroutineMap implements OperationMap {
       outcome.error = error;
       outcome.retryAt = entry.backoff.retryAt;
       this.#logger.debug(
-        { operation: key, code: error.code, retryAt: outcome.retryAt },
+        { operation: key, code: error.code, retryAt: new Date(outcome.retryAt).toISOString() },
         entry.backoff.noRetriesPermittedMessage(key),
       );
     }

@@ -33,8 +33,11 @@ export interface DevicePluginHandlerOptions extends BuiltinHandlerOptions {
 
 export interface VersionedHandlerOptions extends BuiltinHandlerOptions {
   type: string;
-  /** A plugin is accepted when it lists at least one of these. */
-  versions: string[];
+  /**
+   * A plugin is accepted when it lists at least one of these. A function is
+   * read at each validation (the daemon's SIGHUP reload changes the list).
+   */
+  versions: string[] | (() => readonly string[]);
 }
 
 type Check = (name: string, endpoint: string, versions: string[]) => string | undefined;
@@ -89,16 +92,19 @@ export function createVersionedHandler(options: VersionedHandlerOptions): Builti
   if (typeof type !== 'string' || type === '') {
     throw new BerthError('BERTH_INVALID_ARGUMENT', 'versioned handler: type must be a non-empty string');
   }
-  if (!Array.isArray(options.versions) || options.versions.length === 0) {
+  const given = options.versions;
+  if (typeof given !== 'function' && (!Array.isArray(given) || given.length === 0)) {
     throw new BerthError(
       'BERTH_INVALID_ARGUMENT',
       `versioned handler for ${type}: versions must list at least one accepted version`,
     );
   }
-  const accepted = [...options.versions];
+  const fixed = typeof given === 'function' ? [] : [...given];
+  const read = typeof given === 'function' ? given : () => fixed;
   return createCheckingHandler(
     type,
     (name, _endpoint, versions) => {
+      const accepted = read();
       if (versions.some((v) => accepted.includes(v))) return undefined;
       return `plugin ${name} of type ${type} supports versions ${goList(versions)}, none of which is accepted (accepted versions: ${goList(accepted)})`;
     },

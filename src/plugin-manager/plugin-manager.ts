@@ -82,6 +82,7 @@ class BerthPluginManager implements PluginManager {
 
   readonly #clock: Clock;
   readonly #logger: Logger;
+  readonly #logFailures: boolean;
   readonly #options: PluginManagerOptions;
   readonly #mode: BerthMode;
   readonly #dsw: DesiredStateOfWorldStore;
@@ -126,6 +127,7 @@ class BerthPluginManager implements PluginManager {
     // `component` binding never nests (pino would repeat the key).
     const base = options.logger ?? silentLogger;
     this.#logger = base.child({ component: 'plugin-manager' });
+    this.#logFailures = options.logFailures ?? true;
     const dial = options.dial ?? dialRegistration;
     if (options.onEvent) this.#listeners.add(options.onEvent);
 
@@ -401,15 +403,17 @@ class BerthPluginManager implements PluginManager {
               ? { type: event.plugin.type, name: event.plugin.name }
               : undefined;
         if (plugin !== undefined) failed.plugin = plugin;
-        this.#logger.warn(
-          {
-            socketPath: event.socketPath,
-            code: event.error.code,
-            retryAt: event.retryAt,
-            attempts: event.attempts,
-          },
-          event.error.message,
-        );
+        if (this.#logFailures) {
+          this.#logger.warn(
+            {
+              socketPath: event.socketPath,
+              code: event.error.code,
+              retryAt: event.retryAt === null ? null : new Date(event.retryAt).toISOString(),
+              attempts: event.attempts,
+            },
+            event.error.message,
+          );
+        }
         this.#emit(failed);
         return;
       }
@@ -444,7 +448,7 @@ class BerthPluginManager implements PluginManager {
       dead.plugin = { type: plugin.type, name: plugin.name };
     this.#dead.set(socketPath, dead);
     this.#metrics.recordLivenessFailure();
-    this.#logger.warn({ socketPath, failures }, error.message);
+    if (this.#logFailures) this.#logger.warn({ socketPath, failures }, error.message);
     this.#livenessRemovals.add(socketPath);
     this.#dsw.removePlugin(socketPath);
     const failed: PluginEvent = {

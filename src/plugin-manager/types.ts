@@ -57,6 +57,12 @@ export interface PluginManagerOptions {
   metricsRegistry?: Registry;
   /** Every PluginEvent the manager emits: 'discovered', 'socket-removed', 'failed'. */
   onEvent?: (event: PluginEvent) => void;
+  /**
+   * Log each failed attempt and liveness removal at warn. Default true; a
+   * caller that logs the 'failed' events itself (the daemon) turns it off,
+   * so each failure is logged once.
+   */
+  logFailures?: boolean;
   /** A plugin was registered: its handler accepted it and the plugin was told so. */
   onRegistered?: (plugin: RegisteredPlugin) => void;
   /** A registered plugin was deregistered from its handler (socket gone, replaced, or dead). */

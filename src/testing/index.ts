@@ -36,6 +36,12 @@ export { createExampleHandler, ExampleHandler, type ExampleHandlerOptions } from
 export { FakeClock, settle } from './fake-clock.js';
 export { type GrpcTestServer, grpcServiceError, startGrpcTestServer } from './grpc-test-server.js';
 export { type RecordingServices, recordingServices } from './handler-services.js';
+export { topLevelJsonKeys } from './json-keys.js';
+export {
+  type NotifyReceiver,
+  notifyReceiverAvailable,
+  startNotifyReceiver,
+} from './notify-receiver.js';
 export {
   configMap,
   countedSecrets,
@@ -65,4 +71,5 @@ export { type StorageFixture, type StorageKind, storageKinds } from './storage-k
 export { createTempDir, type TempDir } from './temp-dir.js';
 export { createTestCertificates, type TestCertificates } from './test-certificates.js';
 export { newTestExamplePlugin } from './test-example-plugin.js';
+export { getOverUnixSocket, metricValue, type UnixHttpAnswer } from './unix-http.js';
 export { nextWithin, type WaitForOptions, waitFor } from './wait-for.js';

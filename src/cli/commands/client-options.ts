@@ -11,7 +11,7 @@ export function withClientOptions(command: Command, json = true): Command {
   command
     .option(
       '--api <path|host:port>',
-      "the daemon's API: a unix socket path, HOST:PORT or https://HOST:PORT (default: <data-dir>/berth.sock)",
+      "the daemon's API: a unix socket path, HOST:PORT or https://HOST:PORT (default: /run/berth/berth.sock as root without --data-dir, else <data-dir>/berth.sock)",
     )
     .option(
       '--token-file <file>',
@@ -22,7 +22,7 @@ export function withClientOptions(command: Command, json = true): Command {
     .option('--tls-key <file>', 'PEM key of --tls-cert')
     .option(
       '--data-dir <dir>',
-      'data directory of the daemon to talk to (default: $BERTH_DATA_DIR, else $XDG_STATE_HOME/berth, else ~/.local/state/berth)',
+      'data directory of the daemon to talk to (default: $BERTH_DATA_DIR, else /var/lib/berth as root, else $XDG_STATE_HOME/berth, else ~/.local/state/berth)',
     );
   if (json) command.option('--json', 'print JSON for scripts instead of a table', false);
   return command;

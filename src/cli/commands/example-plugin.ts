@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { errorMessage, isBerthError } from '../../common/index.js';
 import {
   dataDirLayout,
-  defaultDataDir,
+  defaultPaths,
   EXAMPLE_PLUGIN_TYPE,
   EXAMPLE_PLUGIN_VERSIONS,
 } from '../../daemon/contract.js';
@@ -29,7 +29,7 @@ export function exampleSocketPath(flags: Pick<ExampleFlags, 'name' | 'pluginsDir
       `--name ${JSON.stringify(flags.name)}: use letters, digits, '.', '_' and '-' (it names the socket file)`,
     );
   }
-  const pluginsDir = flags.pluginsDir ?? dataDirLayout(flags.dataDir ?? defaultDataDir()).pluginsDir;
+  const pluginsDir = flags.pluginsDir ?? dataDirLayout(flags.dataDir ?? defaultPaths().dataDir).pluginsDir;
   const socketPath = join(pluginsDir, `${flags.name}.sock`);
   if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH) {
     throw usageError(
@@ -59,7 +59,7 @@ export function examplePluginCommand(program: Command): void {
     .option('--plugins-dir <dir>', "the daemon's plugins directory (default: <data-dir>/plugins_registry)")
     .option(
       '--data-dir <dir>',
-      "the daemon's data directory (default: $BERTH_DATA_DIR, else $XDG_STATE_HOME/berth, else ~/.local/state/berth)",
+      "the daemon's data directory (default: $BERTH_DATA_DIR, else /var/lib/berth as root, else $XDG_STATE_HOME/berth, else ~/.local/state/berth)",
     )
     .option('--json', 'print one JSON object per line instead of text', false)
     .action(async (flags: ExampleFlags) => {

@@ -1,25 +1,25 @@
 import type { Command } from 'commander';
 import { systemClock } from '../../common/index.js';
-import { formatHostPort, LOG_LEVELS } from '../../daemon/contract.js';
+import { formatHostPort, LOG_FORMATS, LOG_LEVELS, SYSTEM_PATHS } from '../../daemon/contract.js';
 
-interface RunFlags {
+export interface RunFlags {
   dataDir?: string;
   pluginsDir?: string;
   listen?: string;
   config?: string;
   logLevel?: string;
+  logFormat?: string;
   apiTokenFile?: string;
   observe?: boolean;
   force?: boolean;
 }
 
-export function runCommand(program: Command): void {
-  program
-    .command('run')
-    .description('start the daemon: watch the plugins directory, keep the registry, serve the API')
+/** The flags that choose the daemon's configuration (`berth run`, `berth config show`). */
+export function withDaemonConfigOptions(command: Command): Command {
+  return command
     .option(
       '--data-dir <dir>',
-      'where berth keeps its state, API socket and objects (default: $BERTH_DATA_DIR, else $XDG_STATE_HOME/berth, else ~/.local/state/berth)',
+      'where berth keeps its state, API socket and objects (default: $BERTH_DATA_DIR, else /var/lib/berth as root, else $XDG_STATE_HOME/berth, else ~/.local/state/berth)',
     )
     .option(
       '--plugins-dir <dir>',
@@ -35,46 +35,99 @@ export function runCommand(program: Command): void {
     )
     .option(
       '--listen <host:port>',
-      'also serve the API on TCP (default: the unix socket <data-dir>/berth.sock only)',
+      `also serve the API on TCP (default: the unix socket only: ${SYSTEM_PATHS.apiSocketPath} as root, else <data-dir>/berth.sock)`,
     )
     .option(
       '--api-token-file <file>',
       'bearer token TCP clients must send; created on first start, 0600 (default: <data-dir>/api-token)',
     )
-    .option('--config <file>', 'YAML or JSON config file; flags override it (default: none)')
+    .option(
+      '--config <file>',
+      `YAML or JSON config file; flags override it (default: ${SYSTEM_PATHS.configFile} as root when it exists, else none)`,
+    )
     .option('--log-level <level>', `${LOG_LEVELS.join('|')} (default: info)`)
-    .action(async (flags: RunFlags) => {
-      // The daemon (gRPC, fastify, SQLite) is loaded only by the command that runs it.
-      const { createDaemon, createDaemonLogger, handleShutdownSignals, loadDaemonConfig } = await import(
-        '../../daemon/index.js'
-      );
-      const config = loadDaemonConfig(flags);
-      const logger = createDaemonLogger({ level: config.logLevel });
-      const daemon = createDaemon(config, { logger, clock: systemClock });
-      let signalled = false;
-      handleShutdownSignals({
-        stop: () => {
-          signalled = true;
-          return daemon.stop();
-        },
-        timeoutMs: config.shutdownTimeoutMs,
-        exit: (code) => process.exit(code),
-        clock: systemClock,
-        logger,
-      });
-      try {
-        await daemon.start();
-      } catch (err) {
-        // A signal during start-up: the signal handler finishes the stop and exits.
-        if (signalled) return;
-        throw err;
-      }
-      const { socketPath, tcp } = daemon.apiAddress;
-      const scheme = config.tls ? 'https' : 'http';
-      const api = tcp
-        ? `${socketPath} and ${scheme}://${formatHostPort(tcp)} (token in ${config.api.tokenFile})`
-        : socketPath;
-      const role = config.mode === 'observe' ? 'observing (read-only)' : 'watching';
-      console.log(`berth: ${role} ${config.pluginsDir} for plugins; API on ${api}`);
+    .option(
+      '--log-format <format>',
+      `${LOG_FORMATS.join('|')}: JSON lines, or one readable line per event (default: auto, text on a terminal)`,
+    );
+}
+
+export function runCommand(program: Command): void {
+  withDaemonConfigOptions(
+    program
+      .command('run')
+      .description('start the daemon: watch the plugins directory, keep the registry, serve the API'),
+  ).action(async (flags: RunFlags) => {
+    // The daemon (gRPC, fastify, SQLite) is loaded only by the command that runs it.
+    const daemonModule = await import('../../daemon/index.js');
+    const { createDaemon, createDaemonLogger, handleShutdownSignals, loadDaemonConfig } = daemonModule;
+    let config = loadDaemonConfig(flags);
+    // stdout and stderr may be a full disk or a closed pipe: lines are dropped and
+    // counted there, never allowed to take the daemon down (log-sink.ts).
+    const stdout = new daemonModule.LogSink(1);
+    const stderr = new daemonModule.LogSink(2);
+    const ignoreStreamError = () => {};
+    process.stdout.on('error', ignoreStreamError);
+    process.stderr.on('error', ignoreStreamError);
+    const logger = createDaemonLogger({
+      level: config.logLevel,
+      format: config.logFormat,
+      destination: stderr,
     });
+    const daemon = createDaemon(config, {
+      logger,
+      clock: systemClock,
+      logLinesDropped: () => ({ stdout: stdout.dropped, stderr: stderr.dropped }),
+    });
+    const notifier = await daemonModule.createSystemdNotifier({ logger });
+    const service = daemonModule.startServiceStatus({
+      notifier,
+      clock: systemClock,
+      state: () => daemon.serviceState(),
+    });
+    let signalled = false;
+    handleShutdownSignals({
+      stop: () => {
+        signalled = true;
+        service.stopping();
+        return daemon.stop();
+      },
+      timeoutMs: config.shutdownTimeoutMs,
+      exit: (code) => {
+        service.close();
+        process.exit(code);
+      },
+      clock: systemClock,
+      logger,
+    });
+    daemonModule.handleReloadSignal({
+      reload: () => {
+        config = daemonModule.reloadConfig({
+          load: () => loadDaemonConfig(flags),
+          running: config,
+          target: {
+            setLogLevel: (level) => logger.setLevel(level),
+            setHandlerVersions: (type, versions) => daemon.setHandlerVersions(type, versions),
+          },
+          logger,
+        });
+      },
+    });
+    try {
+      await daemon.start();
+    } catch (err) {
+      service.close();
+      // A signal during start-up: the signal handler finishes the stop and exits.
+      if (signalled) return;
+      throw err;
+    }
+    service.update();
+    const { socketPath, tcp } = daemon.apiAddress;
+    const scheme = config.tls ? 'https' : 'http';
+    const api = tcp
+      ? `${socketPath} and ${scheme}://${formatHostPort(tcp)} (token in ${config.api.tokenFile})`
+      : socketPath;
+    const role = config.mode === 'observe' ? 'observing (read-only)' : 'watching';
+    stdout.write(`berth: ${role} ${config.pluginsDir} for plugins; API on ${api}\n`);
+  });
 }

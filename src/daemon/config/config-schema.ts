@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { clusterSchema, etcdAuthSchema, etcdTlsSchema } from './cluster-config.js';
-import { BUILTIN_HANDLER_TYPES, LOG_LEVELS } from './defaults.js';
+import { BUILTIN_HANDLER_TYPES, LOG_FORMATS, LOG_LEVELS } from './defaults.js';
 import { durationProblem, parseDuration } from './duration.js';
 import { parseHostPort } from './listen-address.js';
 
@@ -111,6 +111,7 @@ export const configFileSchema = z.strictObject({
   logLevel: oneOf(LOG_LEVELS).optional(),
   mode: oneOf(['registrar', 'observe'] as const).optional(),
   force: z.boolean({ error: () => 'expected true or false' }).optional(),
+  logFormat: oneOf(LOG_FORMATS).optional(),
   handlers: z
     .array(handler, { error: () => 'expected a list of { type, versions }' })
     .superRefine((handlers, ctx) => {
@@ -241,4 +242,5 @@ export const configFileSchemaChecked = configFileSchema.superRefine((file, ctx) 
 
 export type ConfigFile = z.output<typeof configFileSchema>;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+export type LogFormat = (typeof LOG_FORMATS)[number];
 export type ObjectStrategy = (typeof OBJECT_STRATEGIES)[number];

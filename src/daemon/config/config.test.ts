@@ -122,8 +122,9 @@ describe('config file validation', () => {
 describe('config resolution', () => {
   const home = '/home/someone';
 
-  it('finds the data directory from BERTH_DATA_DIR, XDG_STATE_HOME, then the home directory', () => {
-    const at = (env: Record<string, string>) => resolveDaemonConfig({}, {}, { env, home, cwd: '/w' }).dataDir;
+  it("finds a user's data directory from BERTH_DATA_DIR, XDG_STATE_HOME, then the home directory", () => {
+    const at = (env: Record<string, string>) =>
+      resolveDaemonConfig({}, {}, { env, home, cwd: '/w', euid: 1000 }).dataDir;
     assert.equal(at({ BERTH_DATA_DIR: '/d', XDG_STATE_HOME: '/x' }), '/d');
     assert.equal(at({ XDG_STATE_HOME: '/x' }), '/x/berth');
     assert.equal(at({}), '/home/someone/.local/state/berth');
@@ -211,6 +212,12 @@ describe('config resolution', () => {
       () => resolveDaemonConfig({}, { logLevel: 'chatty' }, { env: {}, home, cwd: '/w' }),
       (err) =>
         isBerthError(err, 'BERTH_CONFIG_INVALID') && err.message.startsWith('--log-level: expected one of'),
+    );
+    assert.throws(
+      () => resolveDaemonConfig({}, { logFormat: 'xml' }, { env: {}, home, cwd: '/w' }),
+      (err) =>
+        isBerthError(err, 'BERTH_CONFIG_INVALID') &&
+        err.message === '--log-format: expected one of auto|json|text, got "xml"',
     );
   });
 

@@ -15,19 +15,21 @@ import { type ClusterConfig, resolveClusterConfig } from './cluster-config.js';
 import {
   type ConfigFile,
   configFileSchemaChecked,
+  type LogFormat,
   type LogLevel,
   type ObjectStrategy,
 } from './config-schema.js';
 import {
   DEFAULTS,
   dataDirLayout,
-  defaultDataDir,
   type Env,
   EXAMPLE_PLUGIN_TYPE,
   EXAMPLE_PLUGIN_VERSIONS,
+  LOG_FORMATS,
   LOG_LEVELS,
 } from './defaults.js';
 import { parseHostPort, type TcpAddress } from './listen-address.js';
+import { defaultPaths, type PathScope, SYSTEM_PATHS } from './paths.js';
 
 /** A handler for an extra plugin type, accepting the listed versions. */
 export interface HandlerConfig {
@@ -48,6 +50,10 @@ export type ObjectSourceConfig =
 
 /** The daemon's fully resolved configuration: every default filled in, every path absolute. */
 export interface DaemonConfig {
+  /** `system` as root with no data directory chosen (/var/lib/berth, /run/berth), else `user`. */
+  scope: PathScope;
+  /** The config file that was read (absolute), if any: `--config`, else /etc/berth/config.yaml as root. */
+  configFile?: string;
   dataDir: string;
   pluginsDir: string;
   deprecatedPluginsDir?: string;
@@ -59,6 +65,7 @@ export interface DaemonConfig {
   mode: BerthMode;
   /** Register even where a running kubelet seems to own the plugins directory (`--force`). */
   force: boolean;
+  logFormat: LogFormat;
   /** Versioned handlers besides CSIPlugin/DevicePlugin/DRAPlugin (includes the example type). */
   handlers: HandlerConfig[];
   resyncPeriodMs: number;
@@ -104,6 +111,7 @@ export interface ConfigFlags {
   pluginsDir?: string;
   listen?: string;
   logLevel?: string;
+  logFormat?: string;
   apiTokenFile?: string;
   /** `--observe`: mode observe, whatever the file says. */
   observe?: boolean;
@@ -115,6 +123,12 @@ export interface ResolveConfigOptions {
   env?: Env;
   cwd?: string;
   home?: string;
+  /** Effective user id (default the process's): 0 selects the system paths. */
+  euid?: number;
+  /** The file the config was read from, when it was not `--config` (the system config file). */
+  configFile?: string;
+  /** The system config file read as root with no `--config` (default /etc/berth/config.yaml; tests move it). */
+  systemConfigFile?: string;
 }
 
 /** Turns zod issues into one line per problem, each starting with the key's path. */
@@ -226,13 +240,21 @@ export function resolveDaemonConfig(
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const home = options.home ?? homedir();
-  const fileBase = flags.config ? dirname(resolve(cwd, flags.config)) : cwd;
+  const configFile =
+    flags.config !== undefined
+      ? resolve(cwd, flags.config)
+      : options.configFile && resolve(options.configFile);
+  const fileBase = configFile ? dirname(configFile) : cwd;
   const fromFile = (p: string | undefined) => (p === undefined ? undefined : expandPath(p, fileBase, home));
   const fromFlag = (p: string | undefined) => (p === undefined ? undefined : expandPath(p, cwd, home));
 
-  const dataDir =
-    fromFlag(flags.dataDir) ?? fromFile(file.dataDir) ?? resolve(cwd, defaultDataDir(env, home));
+  const defaults = defaultPaths({ env, home, ...(options.euid === undefined ? {} : { euid: options.euid }) });
+  const scope: PathScope = flags.dataDir === undefined ? defaults.scope : 'user';
+  const dataDir = fromFlag(flags.dataDir) ?? fromFile(file.dataDir) ?? resolve(cwd, defaults.dataDir);
   const layout = dataDirLayout(dataDir);
+  // The system socket stays in /run/berth even when the file moves the data directory,
+  // so a client with no flags still finds it.
+  const apiSocketPath = scope === 'system' ? defaults.apiSocketPath : layout.apiSocketPath;
   const pluginsDir = fromFlag(flags.pluginsDir) ?? fromFile(file.pluginsDir) ?? layout.pluginsDir;
 
   let listen = file.listen;
@@ -255,6 +277,16 @@ export function resolveDaemonConfig(
     }
     logLevel = flags.logLevel as LogLevel;
   }
+  let logFormat: LogFormat = file.logFormat ?? DEFAULTS.logFormat;
+  if (flags.logFormat !== undefined) {
+    if (!(LOG_FORMATS as readonly string[]).includes(flags.logFormat)) {
+      throw new BerthError(
+        'BERTH_CONFIG_INVALID',
+        `--log-format: expected one of ${LOG_FORMATS.join('|')}, got ${JSON.stringify(flags.logFormat)}`,
+      );
+    }
+    logFormat = flags.logFormat as LogFormat;
+  }
 
   const handlers: HandlerConfig[] = (file.handlers ?? []).map((h) => ({
     type: h.type,
@@ -267,13 +299,15 @@ export function resolveDaemonConfig(
   const liveness = file.liveness ?? {};
   const deprecatedPluginsDir = fromFile(file.deprecatedPluginsDir);
   const config: DaemonConfig = {
+    scope,
     dataDir,
     pluginsDir,
     statePath: layout.statePath,
-    apiSocketPath: layout.apiSocketPath,
+    apiSocketPath,
     logLevel,
     mode: flags.observe === true ? 'observe' : (file.mode ?? DEFAULTS.mode),
     force: flags.force === true || (file.force ?? DEFAULTS.force),
+    logFormat,
     handlers,
     resyncPeriodMs: file.resyncPeriod ?? DEFAULTS.resyncPeriodMs,
     rescanIntervalMs: file.rescanInterval ?? DEFAULTS.rescanIntervalMs,
@@ -309,7 +343,7 @@ export function resolveDaemonConfig(
       bodyLimitBytes: DEFAULTS.bodyLimitBytes,
       sseQueueSize: DEFAULTS.sseQueueSize,
       sseHeartbeatMs: DEFAULTS.sseHeartbeatMs,
-      tokenFile: fromFlag(flags.apiTokenFile) ?? fromFile(file.api?.tokenFile) ?? join(dataDir, 'api-token'),
+      tokenFile: fromFlag(flags.apiTokenFile) ?? fromFile(file.api?.tokenFile) ?? layout.tokenFile,
       allowedHosts: file.api?.allowedHosts ?? [],
       maxConnections: file.api?.maxConnections ?? DEFAULTS.apiMaxConnections,
       maxEventStreams: file.api?.maxEventStreams ?? DEFAULTS.apiMaxEventStreams,
@@ -327,6 +361,7 @@ export function resolveDaemonConfig(
     if (file.tls.clientCA !== undefined) tls.clientCA = fromFile(file.tls.clientCA) as string;
     config.tls = tls;
   }
+  if (configFile) config.configFile = configFile;
   if (deprecatedPluginsDir !== undefined) config.deprecatedPluginsDir = deprecatedPluginsDir;
   if (listen !== undefined) config.listen = listen;
   const cluster = resolveClusterConfig(file.cluster, dataDir, (p) => fromFile(p) ?? p, env);
@@ -393,11 +428,59 @@ function resolveObjectSource(
   return { type: 'kubernetes', kubeconfig: fromFile(source.kubeconfig) ?? defaultKubeconfig };
 }
 
-/** `berth run`'s whole configuration step: read the file named by --config (if any), then apply flags. */
+/**
+ * `berth run`'s whole configuration step: read the file named by --config,
+ * else (as root, with no data directory chosen) /etc/berth/config.yaml when
+ * it exists, then apply flags.
+ */
 export function loadDaemonConfig(flags: ConfigFlags, options: ResolveConfigOptions = {}): DaemonConfig {
+  const { file, options: resolved } = readDaemonConfigFile(flags, options);
+  return resolveDaemonConfig(file, flags, resolved);
+}
+
+/** The config file `berth run` reads with these flags (parsed and checked), and the options to resolve it with. */
+export function readDaemonConfigFile(
+  flags: ConfigFlags,
+  options: ResolveConfigOptions = {},
+): { file: ConfigFile; path?: string; options: ResolveConfigOptions } {
   const cwd = options.cwd ?? process.cwd();
-  const file = flags.config === undefined ? {} : loadConfigFile(resolve(cwd, flags.config));
-  return resolveDaemonConfig(file, flags, options);
+  if (flags.config !== undefined) {
+    const path = resolve(cwd, flags.config);
+    return { file: loadConfigFile(path), path, options };
+  }
+  const systemFile = systemConfigFile(flags, options);
+  if (systemFile !== undefined) {
+    const file = loadOptionalConfigFile(systemFile);
+    if (file !== undefined)
+      return { file, path: systemFile, options: { ...options, configFile: systemFile } };
+  }
+  return { file: {}, options };
+}
+
+/** The system config file, when this process runs with the system paths. */
+function systemConfigFile(flags: ConfigFlags, options: ResolveConfigOptions): string | undefined {
+  if (flags.dataDir !== undefined) return undefined;
+  const context = {
+    ...(options.env === undefined ? {} : { env: options.env }),
+    ...(options.euid === undefined ? {} : { euid: options.euid }),
+  };
+  if (defaultPaths(context).scope !== 'system') return undefined;
+  return options.systemConfigFile ?? SYSTEM_PATHS.configFile;
+}
+
+/**
+ * A config file nobody asked for: one that is missing or cannot be opened
+ * (no such file, no permission) is no config at all; one that exists and is
+ * invalid is an error naming the file and the key, like `--config`'s.
+ */
+function loadOptionalConfigFile(path: string): ConfigFile | undefined {
+  try {
+    closeSync(openSync(path, constants.O_RDONLY | constants.O_NONBLOCK));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EACCES' || code === 'EPERM') return undefined;
+  }
+  return loadConfigFile(path);
 }
 
 /**

@@ -1,5 +1,3 @@
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import { DEFAULT_BERTH_MODE } from '../../common/index.js';
 import { DEFAULT_EXECUTOR_BACKOFF, DEFAULT_EXECUTOR_TIMEOUTS } from '../../executor/executor-options.js';
 import { DEFAULT_CHANGE_DETECTION_STRATEGY, DEFAULT_OBJECT_TTL_MS } from '../../objects/objects-options.js';
@@ -19,6 +17,7 @@ export const DEFAULTS = {
   mode: DEFAULT_BERTH_MODE,
   /** A registrar refuses a directory a running kubelet seems to own unless forced. */
   force: false,
+  logFormat: 'auto',
   resyncPeriodMs: DEFAULT_RESYNC_PERIOD_MS,
   rescanIntervalMs: DEFAULT_RESCAN_INTERVAL_MS,
   dialTimeoutMs: DEFAULT_EXECUTOR_TIMEOUTS.dialMs,
@@ -56,31 +55,31 @@ export const DEFAULTS = {
   apiIdleTimeoutMs: 60_000,
 } as const;
 
-/** The plugin type `berth example-plugin` registers with; the daemon accepts it out of the box. */
 /** Log levels `--log-level` and `logLevel` accept (pino's). */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
+/**
+ * Log formats `--log-format` and `logFormat` accept: `json` (one object per
+ * line), `text` (one readable line per event), `auto` (text when stderr is a
+ * terminal, else json).
+ */
+export const LOG_FORMATS = ['auto', 'json', 'text'] as const;
+
+/** The plugin type `berth example-plugin` registers with; the daemon accepts it out of the box. */
 export const EXAMPLE_PLUGIN_TYPE = 'example.com/berth-example';
 export const EXAMPLE_PLUGIN_VERSIONS: readonly string[] = ['v1beta1', 'v1beta2'];
 
 /** Plugin types with a built-in handler that a config file cannot replace (the handlers' own table). */
 export { BUILTIN_HANDLER_TYPES } from '../../handlers/builtin-handlers.js';
 
-export type Env = Readonly<Record<string, string | undefined>>;
-
-/** `$BERTH_DATA_DIR`, else `$XDG_STATE_HOME/berth`, else `~/.local/state/berth`. */
-export function defaultDataDir(env: Env = process.env, home: string = homedir()): string {
-  if (env.BERTH_DATA_DIR) return env.BERTH_DATA_DIR;
-  if (env.XDG_STATE_HOME) return join(env.XDG_STATE_HOME, 'berth');
-  return join(home, '.local', 'state', 'berth');
-}
-
-/** The fixed layout under a data directory. */
-export function dataDirLayout(dataDir: string) {
-  return {
-    pluginsDir: join(dataDir, 'plugins_registry'),
-    statePath: join(dataDir, 'state.db'),
-    apiSocketPath: join(dataDir, 'berth.sock'),
-    objectsRoot: join(dataDir, 'objects'),
-  };
-}
+export {
+  type DefaultPaths,
+  dataDirLayout,
+  defaultApiSocket,
+  defaultDataDir,
+  defaultPaths,
+  type Env,
+  type PathContext,
+  type PathScope,
+  SYSTEM_PATHS,
+} from './paths.js';
