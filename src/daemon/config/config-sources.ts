@@ -29,6 +29,8 @@ const FLAGS: Record<string, keyof ConfigFlags> = {
   logLevel: 'logLevel',
   logFormat: 'logFormat',
   'api.tokenFile': 'apiTokenFile',
+  mode: 'observe',
+  force: 'force',
 };
 
 const FLAG_NAMES: Record<keyof ConfigFlags, string> = {
@@ -39,6 +41,8 @@ const FLAG_NAMES: Record<keyof ConfigFlags, string> = {
   logLevel: '--log-level',
   logFormat: '--log-format',
   apiTokenFile: '--api-token-file',
+  observe: '--observe',
+  force: '--force',
 };
 
 /** Config keys whose file key is spelled differently (besides the `Ms` suffix durations carry). */
