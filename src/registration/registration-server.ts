@@ -14,12 +14,12 @@ import { create } from '@bufbuild/protobuf';
 import {
   status as grpcStatus,
   Server,
-  ServerCredentials,
   type ServerUnaryCall,
   type ServiceError,
   type sendUnaryData,
 } from '@grpc/grpc-js';
 import { BerthError, errorMessage } from '../common/index.js';
+import { listenUnixGrpc, type UnixGrpcListener } from '../unix-grpc/index.js';
 import { ExampleResponseSchema as ExampleResponseV1beta1Schema } from './gen/example/v1beta1/example_pb.js';
 import { ExampleResponseSchema as ExampleResponseV1beta2Schema } from './gen/example/v1beta2/example_pb.js';
 import {
@@ -30,13 +30,7 @@ import {
   RegistrationStatusResponseSchema,
 } from './gen/pluginregistration/api_pb.js';
 import type { RegistrationInfo, RegistrationStatus } from './types.js';
-import {
-  type ExampleVersion,
-  exampleServices,
-  exampleVersions,
-  registrationService,
-  unixTarget,
-} from './wire.js';
+import { type ExampleVersion, exampleServices, exampleVersions, registrationService } from './wire.js';
 
 /** Test knobs; the object is live, so a test may flip them between attempts. */
 export interface RegistrationServerBehaviour {
@@ -84,6 +78,7 @@ export class RegistrationServer implements AsyncDisposable {
   readonly #delayTimers = new Set<NodeJS.Timeout>();
   #getInfoCalls = 0;
   #server: Server | undefined;
+  #listener: UnixGrpcListener | undefined;
   #starting: Promise<void> | undefined;
   #stopping: Promise<void> | undefined;
 
@@ -160,18 +155,14 @@ export class RegistrationServer implements AsyncDisposable {
           callback(null, create(responseSchema)),
       });
     }
-    await new Promise<void>((resolve, reject) => {
-      server.bindAsync(unixTarget(path), ServerCredentials.createInsecure(), (err) => {
-        if (err) {
-          server.forceShutdown();
-          reject(
-            new BerthError('BERTH_INTERNAL', `cannot listen on plugin socket ${path}: ${err.message}`, {
-              cause: err,
-            }),
-          );
-        } else resolve();
+    try {
+      this.#listener = await listenUnixGrpc(server, path);
+    } catch (err) {
+      server.forceShutdown();
+      throw new BerthError('BERTH_INTERNAL', `cannot listen on plugin socket ${path}: ${errorMessage(err)}`, {
+        cause: err,
       });
-    });
+    }
     this.#server = server;
   }
 
@@ -272,6 +263,9 @@ export class RegistrationServer implements AsyncDisposable {
     const server = this.#server;
     this.#server = undefined;
     if (server === undefined) return;
+    const listener = this.#listener;
+    this.#listener = undefined;
+    void listener?.close();
     await new Promise<void>((resolve) => {
       const force = setTimeout(() => server.forceShutdown(), GRACEFUL_STOP_MS);
       server.tryShutdown(() => {

@@ -11,7 +11,6 @@ import {
   credentials,
   Metadata,
   Server,
-  ServerCredentials,
   type ServerUnaryCall,
   type ServerWritableStream,
   type ServiceError,
@@ -29,6 +28,7 @@ import {
   PreStartContainerResponseSchema,
   RegisterRequestSchema,
 } from '../handlers/device-plugin/index.js';
+import { listenUnixGrpc, type UnixGrpcListener } from '../unix-grpc/index.js';
 
 export interface StubDevice {
   id: string;
@@ -60,6 +60,7 @@ export class DevicePluginStub {
   readonly #server = new Server();
   #devices: StubDevice[];
   #closed: Promise<void> | undefined;
+  #listener: UnixGrpcListener | undefined;
 
   constructor(readonly options: DevicePluginStubOptions) {
     this.socketPath = options.socketPath;
@@ -149,11 +150,7 @@ export class DevicePluginStub {
   }
 
   async start(): Promise<this> {
-    await new Promise<void>((resolve, reject) => {
-      this.#server.bindAsync(`unix:${this.socketPath}`, ServerCredentials.createInsecure(), (err) =>
-        err ? reject(err) : resolve(),
-      );
-    });
+    this.#listener = await listenUnixGrpc(this.#server, this.socketPath);
     return this;
   }
 
@@ -201,6 +198,7 @@ export class DevicePluginStub {
   /** Stops serving at once (streams end, as when the process dies) and removes the socket. */
   stop(): Promise<void> {
     this.#closed ??= new Promise<void>((resolve) => {
+      void this.#listener?.close();
       this.#server.forceShutdown();
       try {
         unlinkSync(this.socketPath);

@@ -4,12 +4,8 @@
  * registration socket.
  */
 import { rm } from 'node:fs/promises';
-import {
-  Server,
-  ServerCredentials,
-  type ServiceDefinition,
-  type UntypedServiceImplementation,
-} from '@grpc/grpc-js';
+import { Server, type ServiceDefinition, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import { listenUnixGrpc } from '../unix-grpc/index.js';
 
 export interface GrpcTestServer extends AsyncDisposable {
   readonly socketPath: string;
@@ -24,14 +20,11 @@ export async function startGrpcTestServer(
   await rm(socketPath, { force: true });
   const server = new Server();
   for (const [definition, implementation] of services) server.addService(definition, implementation);
-  await new Promise<void>((resolve, reject) => {
-    server.bindAsync(`unix:${socketPath}`, ServerCredentials.createInsecure(), (err) =>
-      err ? reject(err) : resolve(),
-    );
-  });
+  const listener = await listenUnixGrpc(server, socketPath);
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
+      void listener.close();
       server.forceShutdown();
       await rm(socketPath, { force: true });
     })();

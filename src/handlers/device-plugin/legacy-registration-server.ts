@@ -10,8 +10,9 @@ import { lstatSync, mkdirSync, unlinkSync } from 'node:fs';
 import { connect } from 'node:net';
 import { isAbsolute, join, normalize } from 'node:path';
 import { create } from '@bufbuild/protobuf';
-import { Server, ServerCredentials, type ServerUnaryCall, type sendUnaryData, status } from '@grpc/grpc-js';
+import { Server, type ServerUnaryCall, type sendUnaryData, status } from '@grpc/grpc-js';
 import { BerthError, errorMessage, type Logger } from '../../common/index.js';
+import { listenUnixGrpc, type UnixGrpcListener } from '../../unix-grpc/index.js';
 import { goQuote, goQuotedList } from '../go-format.js';
 import { isExtendedResourceName } from '../resource-name.js';
 import { deviceRegistrationService, EmptySchema, type RegisterRequest } from './wire.js';
@@ -55,6 +56,7 @@ export class LegacyRegistrationServer {
   readonly #server = new Server();
   readonly socketPath: string;
   #closed: Promise<void> | undefined;
+  #listener: UnixGrpcListener | undefined;
 
   constructor(
     readonly socketDir: string,
@@ -97,19 +99,18 @@ export class LegacyRegistrationServer {
       );
     }
     await removeStaleSocket(this.socketPath);
-    await new Promise<void>((resolve, reject) => {
-      this.#server.bindAsync(`unix:${this.socketPath}`, ServerCredentials.createInsecure(), (err) => {
-        if (err) {
-          reject(
-            new BerthError(
-              'BERTH_INVALID_ARGUMENT',
-              `cannot serve device plugin registration on ${this.socketPath}: ${err.message}`,
-              { cause: err },
-            ),
-          );
-        } else resolve();
+    try {
+      this.#listener = await listenUnixGrpc(this.#server, this.socketPath, {
+        onRefused: (err) =>
+          this.logger.warn({ err, socket: this.socketPath }, 'closed a registration connection'),
       });
-    });
+    } catch (err) {
+      throw new BerthError(
+        'BERTH_INVALID_ARGUMENT',
+        `cannot serve device plugin registration on ${this.socketPath}: ${errorMessage(err)}`,
+        { cause: err },
+      );
+    }
   }
 
   close(): Promise<void> {
@@ -132,6 +133,7 @@ export class LegacyRegistrationServer {
         finish();
       }, CLOSE_GRACE_MS);
       force.unref();
+      void this.#listener?.close();
       this.#server.tryShutdown(finish);
     });
     return this.#closed;

@@ -1,0 +1,75 @@
+/**
+ * The one way berth serves gRPC on a unix socket. grpc-js's own
+ * `bindAsync('unix:…')` hands each connection straight to Node's HTTP/2
+ * server, which refuses the `:authority` grpc-go sends there (the socket
+ * path) and a missing one. Here berth owns the listening socket and hands
+ * grpc-js each connection through the authority fix
+ * (`server.createConnectionInjector`), so every client that exists gets
+ * through: grpc-go (the path), grpc-js and grpcio (`localhost`), and clients
+ * that send none. `test/structure-guards.test.ts` fails if a server binds a
+ * unix socket any other way.
+ */
+import { createServer, type Server as NetServer } from 'node:net';
+import { type Server, ServerCredentials } from '@grpc/grpc-js';
+import { authorityFixingConnection } from './authority-fixing-connection.js';
+import type { UnixGrpcOptions } from './unix-grpc-options.js';
+
+export interface UnixGrpcListener {
+  readonly socketPath: string;
+  /** Connections refused because their bytes were not HTTP/2 we can follow. */
+  readonly refused: number;
+  /**
+   * Stops accepting and removes the socket file (the server's calls go on;
+   * stop them with the gRPC server's tryShutdown / forceShutdown).
+   * Resolves once the last connection has closed too. Idempotent.
+   */
+  close(): Promise<void>;
+}
+
+export interface ListenUnixGrpcOptions extends UnixGrpcOptions {
+  /** Told when a connection is refused (logging). */
+  onRefused?: (err: Error) => void;
+}
+
+/** Serves `server` on the unix socket `socketPath`; resolves once listening. */
+export async function listenUnixGrpc(
+  server: Server,
+  socketPath: string,
+  options: ListenUnixGrpcOptions = {},
+): Promise<UnixGrpcListener> {
+  const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
+  let refused = 0;
+  const listener: NetServer = createServer((socket) => {
+    injector.injectConnection(
+      authorityFixingConnection(socket, {
+        ...(options.maxHeaderBlockBytes === undefined
+          ? {}
+          : { maxHeaderBlockBytes: options.maxHeaderBlockBytes }),
+        onRefused: (err) => {
+          refused += 1;
+          options.onRefused?.(err);
+        },
+      }),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    listener.once('error', reject);
+    listener.listen(socketPath, () => {
+      listener.off('error', reject);
+      resolve();
+    });
+  });
+  let closed: Promise<void> | undefined;
+  return {
+    socketPath,
+    get refused() {
+      return refused;
+    },
+    close() {
+      closed ??= new Promise<void>((resolve) => {
+        listener.close(() => resolve());
+      });
+      return closed;
+    },
+  };
+}
