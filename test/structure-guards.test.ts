@@ -7,8 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createTempDir, type TempDir } from '../src/testing/index.js';
@@ -86,4 +86,62 @@ test('lint fails on an import cycle', (t) => {
   const { status, output } = lint(dir);
   assert.notEqual(status, 0, output);
   assert.match(output, /lint\/suspicious\/noImportCycles/);
+});
+
+/**
+ * Every gRPC server on a unix socket goes through src/unix-grpc
+ * (`listenUnixGrpc`), which accepts the :authority grpc-go sends. grpc-js's
+ * own binding refuses it (nghttp2), so a server bound another way would break
+ * Go clients again. The patterns are split so this file does not match them.
+ */
+const SERVER_BINDINGS = [
+  new RegExp(`\\.${'bind'}Async\\s*\\(`),
+  new RegExp(`${'createConnection'}Injector\\s*\\(`),
+];
+const TRANSPORT_DIR = 'src/unix-grpc/';
+
+function serverBindingsOutsideTransport(root: string): string[] {
+  const found: string[] = [];
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      if (name === 'node_modules' || name === 'dist' || name === 'gen' || name.startsWith('.')) continue;
+      const full = join(dir, name);
+      if (statSync(full).isDirectory()) walk(full);
+      else if (/\.[cm]?[jt]s$/.test(name)) {
+        const path = relative(root, full);
+        if (path.startsWith(TRANSPORT_DIR)) continue;
+        const text = readFileSync(full, 'utf8');
+        if (SERVER_BINDINGS.some((pattern) => pattern.test(text))) found.push(path);
+      }
+    }
+  };
+  for (const top of ['src', 'test', 'bench', 'scripts']) {
+    try {
+      walk(join(root, top));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
+  return found;
+}
+
+test('every gRPC server on a unix socket listens through src/unix-grpc (listenUnixGrpc)', () => {
+  assert.deepEqual(
+    serverBindingsOutsideTransport(repoRoot),
+    [],
+    'bind unix-socket gRPC servers with listenUnixGrpc from src/unix-grpc: grpc-js binding them itself refuses the :authority grpc-go sends',
+  );
+});
+
+test('the unix-grpc guard finds a server bound another way', (t) => {
+  const dir = plantTree({
+    'src/alpha/serve.ts': `server.${'bind'}Async('unix:/tmp/x.sock', creds, () => {});\n`,
+    'test/fixtures/serve.ts': `const i = server.${'createConnection'}Injector(creds);\n`,
+    'src/unix-grpc/unix-grpc-server.ts': `server.${'createConnection'}Injector(creds);\n`,
+  });
+  t.after(() => dir.remove());
+  assert.deepEqual(serverBindingsOutsideTransport(dir.path).sort(), [
+    'src/alpha/serve.ts',
+    'test/fixtures/serve.ts',
+  ]);
 });

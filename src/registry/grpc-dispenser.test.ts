@@ -2,17 +2,17 @@ import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { createTempDir, nodePlugin, waitFor } from '../testing/index.js';
+import { listenUnixGrpc } from '../unix-grpc/index.js';
 import { createGrpcDispenser, createRegistry, type Registry } from './index.js';
 
 /** A real gRPC server with no services on a unix socket: enough to become READY. */
 async function startServer(t: TestContext, socketPath: string): Promise<grpc.Server> {
   const server = new grpc.Server();
-  await new Promise<void>((resolve, reject) =>
-    server.bindAsync(`unix:${socketPath}`, grpc.ServerCredentials.createInsecure(), (err) =>
-      err ? reject(err) : resolve(),
-    ),
-  );
-  t.after(() => server.forceShutdown());
+  const listener = await listenUnixGrpc(server, socketPath);
+  t.after(() => {
+    void listener.close();
+    server.forceShutdown();
+  });
   return server;
 }
 

@@ -69,6 +69,7 @@ const STATIC_TABLE: ReadonlyArray<readonly [string, string]> = [
   ['strict-transport-security', ''],
   ['transfer-encoding', ''],
   ['user-agent', ''],
+  ['vary', ''],
   ['via', ''],
   ['www-authenticate', ''],
 ];
