@@ -8,14 +8,17 @@
  *   call);
  * - through the plugins directory, where berth is the client and the Go
  *   plugin serves pluginregistration: told registered exactly once.
- * Both times: the inventory on /v1/devices, a health flip, and an Allocate
- * through berth's allocation path (POST /v1/devices/{resource}/allocations).
+ * Both times: the inventory on /v1/devices, a health flip, an Allocate
+ * through berth's allocation path (POST /v1/devices/{resource}/allocations),
+ * and the plugin as a DevicePlugin instance in the registry (/v1/plugins and
+ * registry events, saying how it came in), gone once the plugin is.
  */
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { silentLogger } from '../src/common/index.js';
+import { type RegistryEvent, silentLogger } from '../src/common/index.js';
+import type { PluginView } from '../src/daemon/contract.js';
 import { createDaemon, resolveDaemonConfig } from '../src/daemon/index.js';
 import { createTempDir, waitFor } from '../src/testing/index.js';
 import type { DevicePeer } from './fixtures/device-plugin-peer.js';
@@ -65,6 +68,14 @@ for (const way of ['kubelet.sock', 'plugins-dir'] as const) {
     await daemon.start();
     const api = config.apiSocketPath;
     const deviceDir = join(dir.path, 'device-plugins');
+    const registryEvents: RegistryEvent[] = [];
+    const watching = new AbortController();
+    t.after(() => watching.abort());
+    void (async () => {
+      for await (const event of daemon.registry.subscribe('DevicePlugin', { signal: watching.signal })) {
+        registryEvents.push(event);
+      }
+    })();
     const resource = `go.example.com/${way === 'kubelet.sock' ? 'gpu' : 'fpga'}`;
 
     let plugin: DevicePeer | undefined;
@@ -139,7 +150,48 @@ for (const way of ['kubelet.sock', 'plugins-dir'] as const) {
     assert.deepEqual(allocation.deviceIds, ['dev1']);
     assert.deepEqual(allocation.envs, { GO_DEVICES: 'dev1' });
 
+    // The registry: one DevicePlugin instance, the same shape either way, saying how it came in.
+    const pluginPath = `/v1/plugins/DevicePlugin/${encodeURIComponent(resource)}`;
+    const detail = await call(api, 'GET', pluginPath);
+    assert.equal(detail.status, 200, JSON.stringify(detail.json));
+    const instances = detail.json.instances as PluginView[];
+    assert.equal(instances.length, 1);
+    const endpoint = join(deviceDir, 'go-dev.sock');
+    assert.deepEqual(
+      {
+        name: instances[0]?.name,
+        endpoint: instances[0]?.endpoint,
+        versions: instances[0]?.versions,
+        source: instances[0]?.source,
+        socketPath: instances[0]?.socketPath,
+      },
+      {
+        name: resource,
+        endpoint,
+        versions: ['v1beta1'],
+        source: way,
+        socketPath: way === 'kubelet.sock' ? endpoint : join(dir.path, 'plugins_registry', 'go-dev-reg.sock'),
+      },
+    );
+    const listed = await call(api, 'GET', '/v1/plugins?type=DevicePlugin');
+    assert.deepEqual(
+      (listed.json.plugins as PluginView[]).map((p) => [p.name, p.source]),
+      [[resource, way]],
+    );
+    await waitFor('the registered event', () =>
+      registryEvents.some((e) => e.type === 'registered' && e.plugin.name === resource),
+    );
+
     await plugin.stop();
+    // Its endpoint is gone, so its instance leaves the registry (either way in).
+    await waitFor(
+      'the instance to leave /v1/plugins',
+      async () => (await call(api, 'GET', pluginPath)).status === 404,
+      longWait,
+    );
+    await waitFor('the deregistered event', () =>
+      registryEvents.some((e) => e.type === 'deregistered' && e.plugin.name === resource),
+    );
     if (way === 'plugins-dir') {
       const notified = plugin.seen().filter((e) => e.event === 'notified');
       assert.equal(notified.length, 1, `told ${notified.length} times: ${JSON.stringify(notified)}`);

@@ -19,7 +19,15 @@ export interface PluginCallContext {
    * calls only. Absent: registrar mode.
    */
   mode?: BerthMode;
+  /**
+   * How the plugin came in: its registration socket in the plugins directory
+   * (the default), or the device plugin API's legacy `kubelet.sock`, where
+   * `socketPath` is the plugin's own endpoint.
+   */
+  source?: PluginSource;
 }
+
+export type PluginSource = 'plugins-dir' | 'kubelet.sock';
 
 export interface RegisterContext extends PluginCallContext {
   /** Optional timeout for the handler's own client calls (kubelet's pluginClientTimeout). */

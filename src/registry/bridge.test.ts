@@ -32,7 +32,12 @@ describe('registry bridge', () => {
       version: '1.0.0',
       connectionInfo: { socketPath: '/run/p/csi.sock' },
       allocId: '/reg/p.sock',
-      options: { endpoint: '/run/p/csi.sock', socketPath: '/reg/p.sock', versions: '1.0.0,0.9.0' },
+      options: {
+        endpoint: '/run/p/csi.sock',
+        socketPath: '/reg/p.sock',
+        versions: '1.0.0,0.9.0',
+        source: 'plugins-dir',
+      },
     });
   });
 
@@ -140,6 +145,7 @@ describe('registry bridge', () => {
       endpoint: '/run/p.sock',
       socketPath: '/reg/p.sock',
       versions: '1.0.0',
+      source: 'plugins-dir',
       'csi.nodeId': 'n2',
       'csi.vendorVersion': '1.2',
     });

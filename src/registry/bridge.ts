@@ -31,7 +31,7 @@ export interface RegistryBridge {
    * Merges a handler's facts into an instance's options (HandlerServices.recordFacts).
    * While the instance's registration is under way they are held and land with
    * it; once this bridge has registered it, the instance is updated in place.
-   * The bridge's own keys (endpoint, socketPath, versions) cannot be set.
+   * The bridge's own keys (endpoint, socketPath, versions, source) cannot be set.
    */
   recordFacts(instance: InstanceRef, facts: Readonly<Record<string, string>>): void;
   /** Instances restored from storage that no registration has confirmed or removed yet (copies). */
@@ -52,7 +52,7 @@ export interface RegistryBridge {
 export const OBSERVED_OPTION = 'observed';
 
 /** Option keys the bridge itself writes. */
-const BRIDGE_KEYS = new Set(['endpoint', 'socketPath', 'versions', OBSERVED_OPTION]);
+const BRIDGE_KEYS = new Set(['endpoint', 'socketPath', 'versions', 'source', OBSERVED_OPTION]);
 
 export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBridge {
   const { registry } = options;
@@ -128,6 +128,7 @@ export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBr
               socketPath: context.socketPath,
               versions: versions.join(','),
               ...(context.mode === 'observe' ? { [OBSERVED_OPTION]: 'true' } : {}),
+              source: context.source ?? 'plugins-dir',
             },
           });
           return durable.then(() => {

@@ -22,15 +22,16 @@ describe('CLI output for people', () => {
       versions: ['v1beta1', 'v1beta2'],
       socketPath: '/p/alpha.sock',
       registeredAt: new Date(NOW - 5000).toISOString(),
+      source: 'kubelet.sock',
       options: {},
       instances: 2,
       observed: false,
     };
     const lines = formatPlugins([row], NOW).split('\n');
-    assert.match(lines[0] ?? '', /^TYPE\s+NAME\s+VERSIONS\s+INSTANCES\s+REGISTERED\s+SOCKET$/);
+    assert.match(lines[0] ?? '', /^TYPE\s+NAME\s+VERSIONS\s+INSTANCES\s+REGISTERED\s+SOURCE\s+SOCKET$/);
     assert.match(
       lines[1] ?? '',
-      /^example\.com\/berth-example\s+alpha\s+v1beta1,v1beta2\s+2\s+5s ago\s+\/p\/alpha\.sock$/,
+      /^example\.com\/berth-example\s+alpha\s+v1beta1,v1beta2\s+2\s+5s ago\s+kubelet\.sock\s+\/p\/alpha\.sock$/,
     );
     assert.equal(formatPlugins([], NOW), 'no plugins registered');
   });

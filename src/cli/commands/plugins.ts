@@ -9,13 +9,14 @@ export type PluginRow = PluginSummaryView;
 export function formatPlugins(plugins: readonly PluginRow[], now: number): string {
   if (plugins.length === 0) return 'no plugins registered';
   return formatTable(
-    ['TYPE', 'NAME', 'VERSIONS', 'INSTANCES', 'REGISTERED', 'SOCKET'],
+    ['TYPE', 'NAME', 'VERSIONS', 'INSTANCES', 'REGISTERED', 'SOURCE', 'SOCKET'],
     plugins.map((p) => [
       p.type,
       observedName(p.name, p.observed),
       p.versions.join(',') || p.version || '-',
       String(p.instances),
       relativeTime(p.registeredAt, now),
+      p.source ?? '-',
       p.socketPath,
     ]),
   );
@@ -24,12 +25,13 @@ export function formatPlugins(plugins: readonly PluginRow[], now: number): strin
 /** One plugin's instances, newest (current) first. */
 export function formatPluginInstances(instances: readonly PluginView[], now: number): string {
   return formatTable(
-    ['TYPE', 'NAME', 'VERSIONS', 'REGISTERED', 'SOCKET'],
+    ['TYPE', 'NAME', 'VERSIONS', 'REGISTERED', 'SOURCE', 'SOCKET'],
     instances.map((p, i) => [
       p.type,
       observedName(i === 0 ? `${p.name} (current)` : p.name, p.observed),
       p.versions.join(',') || p.version || '-',
       relativeTime(p.registeredAt, now),
+      p.source ?? '-',
       p.socketPath,
     ]),
   );

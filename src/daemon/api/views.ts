@@ -37,6 +37,7 @@ export function pluginView(info: PluginInstanceInfo): PluginView {
     versions,
     socketPath: info.options.socketPath ?? info.allocId,
     registeredAt: isoTime(info.registeredAt),
+    source: info.options.source ?? null,
     options: { ...info.options },
     observed: info.options[OBSERVED_OPTION] === 'true',
   };

@@ -22,6 +22,13 @@ export interface PluginView {
   versions: string[];
   socketPath: string;
   registeredAt: string | null;
+  /**
+   * How it came in: "plugins-dir" (a registration socket in the plugins
+   * directory) or "kubelet.sock" (a device plugin's legacy Register, where
+   * socketPath is the plugin's endpoint); null for an instance a library
+   * user put in the registry directly.
+   */
+  source: string | null;
   options: Record<string, string>;
   /** True when berth only observed the plugin (observe mode): another registrar owns it, berth told it nothing. */
   observed: boolean;

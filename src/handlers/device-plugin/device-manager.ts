@@ -20,6 +20,7 @@ import {
   silentLogger,
   systemClock,
 } from '../../common/index.js';
+import { probeConnect } from '../../registration/index.js';
 import { SerialQueues } from '../serial-queues.js';
 import { AllocationStore, type StoredAllocation } from './allocation-store.js';
 import {
@@ -45,6 +46,8 @@ import type { ListAndWatchResponse } from './wire.js';
 const HEALTHY = 'Healthy';
 const UNHEALTHY = 'Unhealthy';
 const MAX_CHANGED_LISTED = 100;
+/** How long the check "is a disconnected legacy plugin's endpoint gone?" waits for a connect. */
+const ENDPOINT_PROBE_MS = 1_000;
 /** A DNS subdomain prefix (253), "/", and a name (63): the longest extended resource name. */
 const MAX_RESOURCE_NAME_LENGTH = 317;
 
@@ -90,6 +93,8 @@ export class DevicePluginManager implements AsyncDisposable {
   readonly #lifecycle: LifecycleController;
   #store: AllocationStore | undefined;
   #legacy: LegacyRegistrationServer | undefined;
+  /** resource -> the endpoint recorded in legacyRecord for its kubelet.sock registration. */
+  readonly #recorded = new Map<string, string>();
 
   constructor(options: DevicePluginManagerOptions) {
     this.#options = resolveOptions(options);
@@ -150,7 +155,7 @@ export class DevicePluginManager implements AsyncDisposable {
     if (this.#options.socketDir !== undefined) {
       const legacy = new LegacyRegistrationServer(
         this.#options.socketDir,
-        (resource, endpoint) => this.connect(resource, endpoint, { via: 'kubelet-socket' }),
+        (resource, endpoint) => this.#connectLegacy(resource, endpoint),
         this.#logger,
       );
       this.#legacy = legacy;
@@ -238,6 +243,8 @@ export class DevicePluginManager implements AsyncDisposable {
       if (resource.removeTimer !== undefined) this.#clock.clearTimeout(resource.removeTimer);
       resource.removeTimer = undefined;
       previous?.close();
+      const recorded = this.#recorded.get(resourceName);
+      if (recorded !== undefined && how.via !== 'kubelet-socket') this.#forgetLegacy(resourceName, recorded);
       const current = resource;
       client.listAndWatch({
         onSnapshot: (response) => this.#onSnapshot(current, client, response),
@@ -248,6 +255,43 @@ export class DevicePluginManager implements AsyncDisposable {
         'device plugin connected',
       );
       this.#emit(resource, 'connected', []);
+    });
+  }
+
+  /**
+   * A kubelet.sock registration: connect, then record it (the registry
+   * instance) before the plugin's Register call is answered. A failed record
+   * disconnects the plugin again, so what the plugin hears is what berth has.
+   */
+  async #connectLegacy(resourceName: string, endpoint: string): Promise<void> {
+    await this.connect(resourceName, endpoint, { via: 'kubelet-socket' });
+    const record = this.#options.legacyRecord;
+    if (record === undefined) return;
+    try {
+      await record.registered(resourceName, endpoint);
+    } catch (err) {
+      await this.#queues.run(resourceName, () => {
+        const resource = this.#resources.get(resourceName);
+        const client = resource?.client;
+        if (resource?.via === 'kubelet-socket' && resource.endpoint === endpoint && client !== undefined) {
+          this.#onStreamEnd(resource, client, 'its registration could not be recorded');
+        }
+      });
+      throw err;
+    }
+    const previous = this.#recorded.get(resourceName);
+    this.#recorded.set(resourceName, endpoint);
+    if (previous !== undefined && previous !== endpoint) this.#forgetLegacy(resourceName, previous);
+  }
+
+  /** Removes a kubelet.sock registration's record (fire and forget: callers are stream callbacks). */
+  #forgetLegacy(resourceName: string, endpoint: string): void {
+    if (this.#recorded.get(resourceName) === endpoint) this.#recorded.delete(resourceName);
+    this.#options.legacyRecord?.gone(resourceName, endpoint).catch((err: unknown) => {
+      this.#logger.warn(
+        { err, resource: resourceName, endpoint },
+        'could not remove a legacy device plugin record',
+      );
     });
   }
 
@@ -331,6 +375,17 @@ export class DevicePluginManager implements AsyncDisposable {
       .map((d) => d.id);
     this.#markStopped(resource);
     this.#emit(resource, 'disconnected', changed);
+    // A legacy plugin whose endpoint is gone (no file, or nobody listens) leaves the registry
+    // now; one whose endpoint still answers may come back, and leaves when the grace period ends.
+    const recorded = this.#recorded.get(resource.name);
+    if (recorded !== undefined) {
+      void probeConnect(recorded, ENDPOINT_PROBE_MS).then((err) => {
+        const gone = err?.code === 'ENOENT' || err?.code === 'ECONNREFUSED';
+        if (gone && this.#recorded.get(resource.name) === recorded && resource.client === undefined) {
+          this.#forgetLegacy(resource.name, recorded);
+        }
+      });
+    }
   }
 
   /** Devices become unhealthy; the resource is removed after the grace period unless the plugin returns. */
@@ -356,6 +411,8 @@ export class DevicePluginManager implements AsyncDisposable {
     resource.state = 'absent';
     this.#logger.info({ resource: resource.name }, 'device plugin resource removed after its grace period');
     this.#emit(resource, 'removed', changed);
+    const recorded = this.#recorded.get(resource.name);
+    if (recorded !== undefined) this.#forgetLegacy(resource.name, recorded);
   }
 
   #emit(resource: Resource, reason: DevicesChangedReason, changed: string[]): void {
@@ -739,6 +796,7 @@ function resolveOptions(options: DevicePluginManagerOptions): ResolvedDevicePlug
   }
   if (options.socketDir !== undefined) resolved.socketDir = options.socketDir;
   if (options.onEvent !== undefined) resolved.onEvent = options.onEvent;
+  if (options.legacyRecord !== undefined) resolved.legacyRecord = options.legacyRecord;
   return resolved;
 }
 

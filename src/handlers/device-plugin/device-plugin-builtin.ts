@@ -9,10 +9,11 @@
  */
 import { join } from 'node:path';
 import type { BuiltinHandler, HandlerServices, PluginHandler } from '../types.js';
-import { createDevicePluginHandler } from '../version-handlers.js';
+import { createDevicePluginHandler, DevicePlugin } from '../version-handlers.js';
 import { createDevicePluginManager, type DevicePluginManager } from './device-manager.js';
 import { createDeviceManagerDelegate } from './device-plugin-handler.js';
-import { devicePluginHandlerOptions } from './device-plugin-options.js';
+import { devicePluginHandlerOptions, type LegacyRecord } from './device-plugin-options.js';
+import { SUPPORTED_DEVICE_PLUGIN_VERSIONS } from './legacy-registration-server.js';
 
 export interface DevicePluginBuiltinHandler extends BuiltinHandler {
   /** The inventory and allocations (the API's /v1/devices). */
@@ -39,6 +40,7 @@ export function createDevicePluginBuiltin(
     logger: services.logger,
     onEvent: (event) => services.emit(event),
     ...(observe ? { observe } : {}),
+    ...(delegate === undefined ? {} : { legacyRecord: legacyRecordIn(delegate) }),
   });
   const checking = createDevicePluginHandler({ delegate: createDeviceManagerDelegate(manager, delegate) });
   return {
@@ -51,5 +53,27 @@ export function createDevicePluginBuiltin(
     deRegisterPlugin: (name, endpoint, context) => checking.deRegisterPlugin(name, endpoint, context),
     start: (signal) => manager.start(signal),
     stop: () => manager.stop(),
+  };
+}
+
+/**
+ * kubelet.sock registrations go to the same next handler (the registry
+ * bridge) as plugins-directory ones: a DevicePlugin instance named by the
+ * resource, identified by the plugin's endpoint, with source "kubelet.sock".
+ */
+function legacyRecordIn(next: PluginHandler): LegacyRecord {
+  const context = (endpoint: string) => ({
+    type: DevicePlugin,
+    socketPath: endpoint,
+    foundInDeprecatedDir: false,
+    source: 'kubelet.sock' as const,
+  });
+  return {
+    registered: async (resource, endpoint) => {
+      await next.registerPlugin(resource, endpoint, [...SUPPORTED_DEVICE_PLUGIN_VERSIONS], context(endpoint));
+    },
+    gone: async (resource, endpoint) => {
+      await next.deRegisterPlugin(resource, endpoint, context(endpoint));
+    },
   };
 }

@@ -40,6 +40,13 @@ export interface DevicePluginManagerOptions {
   logger?: Logger;
   /** devices-changed, and storage-error for allocation rows that cannot be read. */
   onEvent?: (event: PluginEvent) => void;
+  /**
+   * Where plugins registered through the legacy socket are recorded (the
+   * daemon's registry, as a DevicePlugin instance like one from the plugins
+   * directory). `registered` runs inside the plugin's Register call, so the
+   * plugin hears success only once the record is made.
+   */
+  legacyRecord?: LegacyRecord;
   gracePeriodMs?: number;
   dialTimeoutMs?: number;
   optionsTimeoutMs?: number;
@@ -58,9 +65,15 @@ export interface DevicePluginManagerOptions {
 }
 
 export type ResolvedDevicePluginManagerOptions = Required<
-  Omit<DevicePluginManagerOptions, 'socketDir' | 'onEvent' | 'observe'>
+  Omit<DevicePluginManagerOptions, 'socketDir' | 'onEvent' | 'observe' | 'legacyRecord'>
 > &
-  Pick<DevicePluginManagerOptions, 'socketDir' | 'onEvent' | 'observe'>;
+  Pick<DevicePluginManagerOptions, 'socketDir' | 'onEvent' | 'observe' | 'legacyRecord'>;
+
+/** A record of the plugins registered through the legacy socket, by resource and endpoint. */
+export interface LegacyRecord {
+  registered(resource: string, endpoint: string): Promise<void>;
+  gone(resource: string, endpoint: string): Promise<void>;
+}
 
 /** `handlerOptions.DevicePlugin` as the daemon resolved it (paths absolute, durations in ms). */
 export interface DevicePluginHandlerOptions {
