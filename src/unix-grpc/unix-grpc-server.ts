@@ -27,7 +27,7 @@ export interface UnixGrpcListener {
 }
 
 export interface ListenUnixGrpcOptions extends UnixGrpcOptions {
-  /** Told when a connection is refused (logging). */
+  /** Told when a connection is refused or an accept fails (logging). */
   onRefused?: (err: Error) => void;
 }
 
@@ -59,6 +59,8 @@ export async function listenUnixGrpc(
       resolve();
     });
   });
+  // An accept that fails later (EMFILE) must not crash the process; the listener keeps going.
+  listener.on('error', (err) => options.onRefused?.(err));
   let closed: Promise<void> | undefined;
   return {
     socketPath,
