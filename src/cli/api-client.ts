@@ -10,7 +10,13 @@ import { formatHostPort, type TcpAddress } from '../daemon/contract.js';
  */
 export type ApiTarget =
   | { socketPath: string }
-  | { tcp: TcpAddress; token?: string; tls?: { ca?: Buffer; cert?: Buffer; key?: Buffer } };
+  | {
+      tcp: TcpAddress;
+      token?: string;
+      /** Where the token came from, for the error when the daemon refuses it. */
+      tokenFrom?: string;
+      tls?: { ca?: Buffer; cert?: Buffer; key?: Buffer };
+    };
 
 export function describeTarget(target: ApiTarget): string {
   if ('socketPath' in target) return target.socketPath;
@@ -86,6 +92,7 @@ export class ApiClient {
       parsed = undefined;
     }
     const status = res.statusCode ?? 0;
+    if (status === 401) throw this.#unauthorized();
     if (status >= 200 && status < 300) {
       if (parsed === undefined && text !== '') {
         throw new BerthError(
@@ -103,9 +110,24 @@ export class ApiClient {
     });
   }
 
+  /** A 401 said in the CLI's terms: no token was sent, or the one sent is wrong (and where it came from). */
+  #unauthorized(): BerthError {
+    const target = this.target;
+    const where = 'tcp' in target ? formatHostPort(target.tcp) : describeTarget(target);
+    const message =
+      'tcp' in target && target.token !== undefined
+        ? `the bearer token is not valid for ${where} (it came from ${target.tokenFrom ?? 'the caller'}); pass the daemon's api-token with --token-file or BERTH_TOKEN`
+        : `no token given for ${where}; pass --token-file or set BERTH_TOKEN (the local daemon's token is sent only to the address it recorded in <data-dir>/api-address)`;
+    return new BerthError('BERTH_API_ERROR', message, { details: { status: 401, code: 'BERTH_UNAUTHORIZED' } });
+  }
+
   /** Follows a server-sent event stream until it ends or the signal aborts. */
   async *events(path: string, signal?: AbortSignal): AsyncGenerator<SseMessage> {
     const res = await this.#open('GET', path);
+    if (res.statusCode === 401) {
+      res.resume();
+      throw this.#unauthorized();
+    }
     if ((res.statusCode ?? 0) !== 200) {
       const chunks: Buffer[] = [];
       for await (const chunk of res) chunks.push(chunk as Buffer);

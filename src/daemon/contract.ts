@@ -38,3 +38,4 @@ export {
 } from './config/defaults.js';
 export { formatHostPort, parseHostPort, type TcpAddress } from './config/listen-address.js';
 export { berthVersion } from './version.js';
+export { isRecordedAddress, readApiAddresses } from './api-address-file.js';

@@ -3,11 +3,13 @@ import type { Server } from 'node:http';
 import { dirname } from 'node:path';
 import { Registry as MetricsRegistry } from 'prom-client';
 import { BerthError, type Clock, errorMessage, type Logger, systemClock } from '../common/index.js';
+import type { ClusterEvent } from '../cluster/index.js';
 import type { ObjectManagers, ObjectSource, Pod as ObjectsPod } from '../objects/index.js';
 import type { PluginManager } from '../plugin-manager/index.js';
 import { createPluginNode, type PluginNode } from '../plugin-node/index.js';
 import { createGrpcDispenser, type GrpcDispenser, type Registry } from '../registry/index.js';
 import { createSqliteStorage, type SqliteStorage, type StorageCorruptionReport } from '../storage/index.js';
+import { recordApiAddresses, removeApiAddresses } from './api-address-file.js';
 import { claimApiSocket, closeServer } from './api/api-listener.js';
 import { type ApiApp, createApiApp } from './api/api-server.js';
 import type { ApiBackend, SocketStatus } from './api/api-types.js';
@@ -15,7 +17,7 @@ import { startingHandler, switchableHandler } from './api/starting-handler.js';
 import { createApiLimitMetrics, serveApi } from './api-exposure.js';
 import type { DaemonCluster } from './cluster-setup.js';
 import type { DaemonConfig } from './config/config.js';
-import { BUILTIN_HANDLER_TYPES } from './config/defaults.js';
+import { BUILTIN_HANDLER_TYPES, dataDirLayout } from './config/defaults.js';
 import { formatHostPort, type TcpAddress } from './config/listen-address.js';
 import { EventBus } from './event-bus.js';
 import { logEvent } from './event-log.js';
@@ -76,6 +78,10 @@ export class Daemon implements AsyncDisposable {
   readonly #metrics: DaemonMetrics;
   readonly #apiLimits: ReturnType<typeof createApiLimitMetrics>;
   readonly #bus: EventBus;
+  /** The cluster view's changes, with ids, for GET /v1/cluster/events. */
+  readonly #clusterBus: EventBus<ClusterEvent>;
+  /** Set while `<data-dir>/api-address` is ours to remove. */
+  #recordedAddress = false;
   #storage: SqliteStorage | undefined;
   #corruption: StorageCorruptionReport | undefined;
   #registry: Registry | undefined;
@@ -99,17 +105,23 @@ export class Daemon implements AsyncDisposable {
     this.#startedAt = this.#clock.now();
     this.#bus = new EventBus({
       clock: this.#clock,
+      ringSize: config.api.eventRingSize,
       onPublish: (event) => {
         this.#metrics.countEvent(event);
         logEvent(this.#logger, event);
       },
     });
+    this.#clusterBus = new EventBus<ClusterEvent>({ clock: this.#clock, ringSize: config.api.eventRingSize });
     this.#metrics = createDaemonMetrics({
       registry: new MetricsRegistry(),
-      sseClients: () => this.#bus.subscriberCount,
+      sseClients: () => this.#bus.subscriberCount + this.#clusterBus.subscriberCount,
       ...(deps.logLinesDropped === undefined ? {} : { logLinesDropped: deps.logLinesDropped }),
     });
     this.#apiLimits = createApiLimitMetrics(this.#metrics.registry);
+  }
+
+  get #apiAddressPath(): string {
+    return dataDirLayout(this.config.dataDir).apiAddressPath;
   }
 
   get state(): DaemonState {
@@ -165,6 +177,11 @@ export class Daemon implements AsyncDisposable {
       socketPath: config.apiSocketPath,
       ...(served.tcp === undefined ? {} : { tcp: served.tcp }),
     };
+    // The CLI sends this data directory's token only to the addresses recorded here.
+    if (served.tcp !== undefined) {
+      recordApiAddresses(this.#apiAddressPath, [served.tcp]);
+      this.#recordedAddress = true;
+    }
     this.#stillStarting();
 
     // The object source is only constructed here (a bad kubeconfig fails before anything
@@ -257,6 +274,7 @@ export class Daemon implements AsyncDisposable {
         logger,
         version: this.#version,
       });
+      this.#cluster.api.onEvent((event) => this.#clusterBus.publish(event));
       if (this.#state !== 'starting') await this.#cluster.stop(); // a stop began meanwhile and missed it
       this.#stillStarting();
     }
@@ -314,7 +332,9 @@ export class Daemon implements AsyncDisposable {
 
   /** Ends event streams and closes the API servers and app; safe to call again. */
   async #closeApi(): Promise<void> {
-    await this.#bus.stop();
+    if (this.#recordedAddress) removeApiAddresses(this.#apiAddressPath);
+    this.#recordedAddress = false;
+    await Promise.all([this.#bus.stop(), this.#clusterBus.stop()]);
     await Promise.all(this.#servers.map((server) => closeServer(server, 1000, this.#clock)));
     await this.#api?.app.close();
   }
@@ -359,6 +379,7 @@ export class Daemon implements AsyncDisposable {
       csi: handlers.builtin.CSIPlugin,
       dra: handlers.builtin.DRAPlugin,
       cluster: () => this.#cluster?.api,
+      clusterEvents: this.#clusterBus,
       status: () =>
         buildStatus({
           version: this.#version,
@@ -375,7 +396,7 @@ export class Daemon implements AsyncDisposable {
           registry,
           sockets: sockets(),
           objects: objects.stats(),
-          sseClients: this.#bus.subscriberCount,
+          sseClients: this.#bus.subscriberCount + this.#clusterBus.subscriberCount,
           corruption: this.#corruption,
           storageHealth: registry.storageHealth(),
         }),

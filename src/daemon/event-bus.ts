@@ -7,18 +7,47 @@ import {
   type PluginEvent,
 } from '../common/index.js';
 
+/**
+ * What a subscriber receives: an event with its id; `lagged` when its queue
+ * overflowed (it missed `dropped` events and should re-list); `reset` first,
+ * when it asked to resume after an id the bus no longer holds (it should
+ * re-list; the events that follow are newer than `id`).
+ */
+export type StreamItem<T> =
+  | { readonly kind: 'event'; readonly id: number; readonly event: T }
+  | { readonly kind: 'lagged'; readonly at: number; readonly dropped: number }
+  | {
+      readonly kind: 'reset';
+      readonly at: number;
+      /** The newest id the bus has handed out: resume from here after re-listing. */
+      readonly id: number;
+      readonly lastEventId: number;
+      /** The oldest id still held (null: none held). */
+      readonly oldestId: number | null;
+    };
+
 /** What a subscriber asks for. The stream means what the registry's subscribe means: it ends on abort or stop. */
 export interface EventSubscribeOptions {
-  /** Events held for this subscriber; beyond it the oldest are dropped and a `lagged` marker says how many. */
+  /** Items held for this subscriber; beyond it the oldest are dropped and a `lagged` marker says how many. */
   queueSize: number;
   /** Ends the stream when aborted (breaking out of the iteration ends it too). */
   signal?: AbortSignal;
+  /**
+   * Resume after this id: the held events after it (that pass the filter)
+   * come first, in order; if the bus no longer holds every event after it
+   * (or never handed it out), a `reset` item comes first instead.
+   */
+  after?: number;
 }
 
-export interface EventBusOptions {
+export interface EventBusOptions<T> {
   clock: Clock;
+  /** Most recent events held for subscribers that resume (`after`); default 0, none. */
+  ringSize?: number;
   /** Sees every published event (metrics, logs). */
-  onPublish?: (event: PluginEvent) => void;
+  onPublish?: (event: T) => void;
+  /** Whether an event passes a subscriber's filter; default: the plugin-type filter of /v1/events (matchesPluginType). */
+  matches?: (event: T, filter: string) => boolean;
 }
 
 /** The plugin type an event is about, if any. */
@@ -39,38 +68,61 @@ export function eventPluginType(event: PluginEvent): string | undefined {
   }
 }
 
-function matches(event: PluginEvent, pluginType: string | undefined): boolean {
-  if (pluginType === undefined || event.type === 'lagged' || event.type === 'storage-error') return true;
+/** The plugin bus's filter: events about plugins of one type; `storage-error` concerns everyone. */
+export function matchesPluginType(event: PluginEvent, pluginType: string): boolean {
+  if (event.type === 'lagged' || event.type === 'storage-error') return true;
   return eventPluginType(event) === pluginType;
 }
 
-interface Subscriber {
-  queue: AsyncQueue<PluginEvent>;
-  pluginType: string | undefined;
+interface Subscriber<T> {
+  queue: AsyncQueue<StreamItem<T>>;
+  filter: string | undefined;
 }
 
 /**
- * Fans the daemon's PluginEvents out to its API clients. Every subscriber has
- * its own bounded queue, so a client that reads slowly (or not at all) never
- * delays the registry or the other clients; it is told how much it missed.
+ * The first id of a bus: the clock in microseconds, so a restarted daemon
+ * hands out ids above its predecessor's (unless that one published more than
+ * a million events a second) and a client resuming with an id from before
+ * the restart is told to re-list instead of being replayed the wrong events.
+ */
+function firstId(clock: Clock): number {
+  return Math.max(0, Math.floor(clock.now())) * 1000;
+}
+
+/**
+ * Fans events out to the daemon's API clients, each with its own bounded
+ * queue, so a client that reads slowly (or not at all) never delays the
+ * publisher or the other clients; it is told how much it missed. Every event
+ * gets an id, increasing by one per event, and the last `ringSize` events
+ * are held so a client that reconnects can resume where it was.
  *
  * Lifecycle (common/lifecycle.ts): the bus publishes from creation (the
  * daemon's start-up events included); stop() ends every stream after its
  * pending events and refuses new subscriptions.
  */
-export class EventBus implements Lifecycle {
+export class EventBus<T = PluginEvent> implements Lifecycle {
   readonly #clock: Clock;
-  readonly #onPublish: ((event: PluginEvent) => void) | undefined;
-  readonly #subscribers = new Set<Subscriber>();
+  readonly #onPublish: ((event: T) => void) | undefined;
+  readonly #matches: (event: T, filter: string) => boolean;
+  readonly #ringSize: number;
+  /** The held events, oldest first; a circular buffer once full. */
+  readonly #ring: Array<StreamItem<T> & { kind: 'event' }> = [];
+  #ringStart = 0;
+  #lastId: number;
+  readonly #subscribers = new Set<Subscriber<T>>();
   readonly #lifecycle = new LifecycleController({
     onStop: () => {
       for (const subscriber of [...this.#subscribers]) subscriber.queue.close();
     },
   });
 
-  constructor(options: EventBusOptions) {
+  constructor(options: EventBusOptions<T>) {
     this.#clock = options.clock;
     this.#onPublish = options.onPublish;
+    this.#matches =
+      options.matches ?? ((event, filter) => matchesPluginType(event as PluginEvent, filter));
+    this.#ringSize = Math.max(0, options.ringSize ?? 0);
+    this.#lastId = firstId(options.clock);
   }
 
   get state(): LifecycleState {
@@ -81,28 +133,45 @@ export class EventBus implements Lifecycle {
     return this.#subscribers.size;
   }
 
-  publish(event: PluginEvent): void {
+  /** The newest id handed out (the first id minus one before any event). */
+  get lastId(): number {
+    return this.#lastId;
+  }
+
+  publish(event: T): void {
     if (this.#stopped()) return;
     this.#onPublish?.(event);
+    this.#lastId += 1;
+    // One object per event, shared by every subscriber (its SSE text is cached on it).
+    const item = { kind: 'event', id: this.#lastId, event } as const;
+    if (this.#ringSize > 0) {
+      if (this.#ring.length < this.#ringSize) this.#ring.push(item);
+      else {
+        this.#ring[this.#ringStart] = item;
+        this.#ringStart = (this.#ringStart + 1) % this.#ringSize;
+      }
+    }
     for (const subscriber of this.#subscribers) {
-      if (matches(event, subscriber.pluginType)) subscriber.queue.push(event);
+      if (subscriber.filter === undefined || this.#matches(event, subscriber.filter)) {
+        subscriber.queue.push(item);
+      }
     }
   }
 
   /**
-   * Events about plugins of `pluginType` (every type when undefined; `lagged`
-   * and `storage-error` concern everyone), from now on, until `signal`
-   * aborts, the consumer stops iterating, or the bus stops.
+   * Events that pass `filter` (every event when undefined), from now on (or
+   * from after `options.after`), until `signal` aborts, the consumer stops
+   * iterating, or the bus stops.
    */
-  subscribe(pluginType: string | undefined, options: EventSubscribeOptions): AsyncIterable<PluginEvent> {
+  subscribe(filter: string | undefined, options: EventSubscribeOptions): AsyncIterable<StreamItem<T>> {
     const { signal } = options;
     const clock = this.#clock;
     const onAbort = () => subscriber.queue.close();
-    const subscriber: Subscriber = {
-      pluginType,
-      queue: new AsyncQueue<PluginEvent>({
+    const subscriber: Subscriber<T> = {
+      filter,
+      queue: new AsyncQueue<StreamItem<T>>({
         maxSize: options.queueSize,
-        lagItem: (dropped) => ({ type: 'lagged', at: clock.now(), dropped }),
+        lagItem: (dropped) => ({ kind: 'lagged', at: clock.now(), dropped }),
         onClose: () => {
           this.#subscribers.delete(subscriber);
           signal?.removeEventListener('abort', onAbort);
@@ -111,11 +180,40 @@ export class EventBus implements Lifecycle {
     };
     if (this.#stopped() || signal?.aborted) {
       subscriber.queue.close();
-    } else {
-      this.#subscribers.add(subscriber);
-      signal?.addEventListener('abort', onAbort, { once: true });
+      return subscriber.queue;
     }
+    // Replay and joining happen in one turn, so no event falls between them.
+    if (options.after !== undefined) this.#replay(subscriber, options.after);
+    this.#subscribers.add(subscriber);
+    signal?.addEventListener('abort', onAbort, { once: true });
     return subscriber.queue;
+  }
+
+  #replay(subscriber: Subscriber<T>, after: number): void {
+    const held = this.#held();
+    const oldest = held[0]?.id ?? this.#lastId + 1;
+    // Resumable: `after` was handed out, and every event after it is still held.
+    if (after > this.#lastId || after < oldest - 1) {
+      subscriber.queue.push({
+        kind: 'reset',
+        at: this.#clock.now(),
+        id: this.#lastId,
+        lastEventId: after,
+        oldestId: held[0]?.id ?? null,
+      });
+      return;
+    }
+    for (const item of held) {
+      if (item.id <= after) continue;
+      if (subscriber.filter === undefined || this.#matches(item.event, subscriber.filter)) {
+        subscriber.queue.push(item);
+      }
+    }
+  }
+
+  /** The held events, oldest first. */
+  #held(): Array<StreamItem<T> & { kind: 'event' }> {
+    return [...this.#ring.slice(this.#ringStart), ...this.#ring.slice(0, this.#ringStart)];
   }
 
   /** Nothing to bring up (the bus publishes from creation); aborting `signal` stops it. */

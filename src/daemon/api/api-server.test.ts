@@ -301,14 +301,20 @@ describe('HTTP API routes', () => {
     await waitFor('two events', () => received.includes('event: deregistered'));
     const events = received
       .split('\n\n')
-      .filter((block) => block.startsWith('event:'))
+      .filter((block) => block.startsWith('id:'))
       .map((block) => {
-        const [eventLine, dataLine] = block.split('\n');
+        const [idLine, eventLine, dataLine] = block.split('\n');
         return {
+          id: Number(idLine?.slice('id: '.length)),
           event: eventLine?.slice('event: '.length),
           data: JSON.parse(dataLine?.slice('data: '.length) ?? ''),
         };
       });
+    // Every event is numbered, the filtered-out one included (its id is skipped here).
+    assert.deepEqual(
+      events.map((e) => e.id - (events[0]?.id ?? 0)),
+      [0, 2],
+    );
     assert.deepEqual(
       events.map((e) => [e.event, e.data.plugin.name]),
       [

@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Clock, Logger } from '../../common/index.js';
 import type { ApiBackend } from './api-types.js';
 import { acceptEmptyJsonOnDelete } from './empty-json-body.js';
+import { type EventStreamOptions, StreamBudget } from './event-stream.js';
 import { errorBody, httpStatusFor, toApiError } from './http-errors.js';
 import { clusterRoutes } from './routes/cluster.js';
 import { csiRoutes } from './routes/csi.js';
@@ -21,7 +22,7 @@ export interface ApiAppOptions {
   bodyLimitBytes: number;
   sseQueueSize: number;
   sseHeartbeatMs: number;
-  /** Most /v1/events clients at once (default unbounded). */
+  /** Most event-stream clients at once per listener, over every stream route (default unbounded). */
   maxEventStreams?: number;
   /** Unread bytes an event-stream client may leave before it is cut off as lagged. */
   eventStreamBufferBytes?: number;
@@ -83,24 +84,20 @@ export async function createApiApp(backend: ApiBackend, options: ApiAppOptions):
   acceptEmptyJsonOnDelete(app);
   pluginRoutes(app, backend.plugins);
   socketRoutes(app, () => backend.sockets());
-  eventRoutes(app, backend.events, {
+  const stream: EventStreamOptions = {
     clock: options.clock,
     logger: options.logger,
     queueSize: options.sseQueueSize,
     heartbeatMs: options.sseHeartbeatMs,
-    ...(options.maxEventStreams === undefined ? {} : { maxClients: options.maxEventStreams }),
+    budget: new StreamBudget(options.maxEventStreams ?? Number.POSITIVE_INFINITY),
     ...(options.eventStreamBufferBytes === undefined
       ? {}
       : { maxBufferedBytes: options.eventStreamBufferBytes }),
     ...(options.onLimit === undefined ? {} : { onLimit: options.onLimit }),
-  });
+  };
+  eventRoutes(app, backend.events, stream);
   podRoutes(app, backend.pods);
-  clusterRoutes(app, backend.cluster ?? (() => undefined), {
-    clock: options.clock,
-    logger: options.logger,
-    queueSize: options.sseQueueSize,
-    heartbeatMs: options.sseHeartbeatMs,
-  });
+  clusterRoutes(app, backend.cluster ?? (() => undefined), { events: backend.clusterEvents, stream });
   objectRoutes(app, backend.objects);
   csiRoutes(app, backend.csi);
   draRoutes(app, backend.dra);

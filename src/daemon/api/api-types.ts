@@ -89,6 +89,8 @@ export interface ApiBackend {
   isReady(): boolean;
   /** The fleet view, when `cluster:` is configured. */
   cluster?: () => ClusterApi | undefined;
+  /** The fleet view's changes with ids, for GET /v1/cluster/events (fed from ClusterApi.onEvent). */
+  clusterEvents?: EventBus<ClusterEvent>;
   /** Why berth is not ready although started (e.g. the plugins directory is gone), if it knows. */
   readinessProblem?(): string | undefined;
   /** The CSI handler's drivers (GET /v1/csi/drivers); absent: the route answers 404. */

@@ -12,6 +12,7 @@ import type { PluginEvent } from '../../common/index.js';
 import { createTempDir, FakeClock, waitFor } from '../../testing/index.js';
 import { EventBus } from '../event-bus.js';
 import { formattedCount, streamSse } from './sse.js';
+import { eventView } from './views.js';
 
 function serve(bus: EventBus, clock: FakeClock, path: string, maxBufferedBytes: number): Promise<Server> {
   const server = createServer((_req, res) => {
@@ -24,6 +25,8 @@ function serve(bus: EventBus, clock: FakeClock, path: string, maxBufferedBytes: 
     void streamSse(res, subscription, {
       clock,
       heartbeatMs: 60_000,
+      greeting: 'berth events',
+      view: eventView,
       maxBufferedBytes,
     });
   });

@@ -49,6 +49,9 @@ const hostName = z
   .string({ error: () => 'expected a host name' })
   .regex(/^[A-Za-z0-9.-]{1,253}$/, { error: 'expected a DNS host name such as berth.example.com' });
 
+/** The largest event ring: replaying more than this on a reconnect is a re-list's job. */
+export const EVENT_RING_SIZE_MAX = 100_000;
+
 const positiveInt = z
   .number({ error: () => 'expected a number' })
   .int({ error: 'expected a whole number' })
@@ -174,6 +177,12 @@ export const configFileSchema = z.strictObject({
       maxConnections: positiveInt.optional(),
       maxEventStreams: positiveInt.optional(),
       eventStreamBufferBytes: positiveInt.optional(),
+      eventRingSize: z
+        .number({ error: () => 'expected a whole number' })
+        .int({ error: 'expected a whole number' })
+        .min(0, { error: 'must be at least 0' })
+        .max(EVENT_RING_SIZE_MAX, { error: `must be at most ${EVENT_RING_SIZE_MAX}` })
+        .optional(),
       headersTimeout: positiveDuration.optional(),
       idleTimeout: positiveDuration.optional(),
     })

@@ -88,6 +88,8 @@ export interface DaemonConfig {
     maxConnections: number;
     maxEventStreams: number;
     eventStreamBufferBytes: number;
+    /** Recent events each stream route holds for clients that reconnect with Last-Event-ID. */
+    eventRingSize: number;
     headersTimeoutMs: number;
     idleTimeoutMs: number;
     /** Serve /metrics on TCP without the token. */
@@ -348,6 +350,7 @@ export function resolveDaemonConfig(
       maxConnections: file.api?.maxConnections ?? DEFAULTS.apiMaxConnections,
       maxEventStreams: file.api?.maxEventStreams ?? DEFAULTS.apiMaxEventStreams,
       eventStreamBufferBytes: file.api?.eventStreamBufferBytes ?? DEFAULTS.apiEventStreamBufferBytes,
+      eventRingSize: file.api?.eventRingSize ?? DEFAULTS.apiEventRingSize,
       headersTimeoutMs: file.api?.headersTimeout ?? DEFAULTS.apiHeadersTimeoutMs,
       idleTimeoutMs: file.api?.idleTimeout ?? DEFAULTS.apiIdleTimeoutMs,
       metricsAnonymous: file.metrics?.anonymous ?? false,

@@ -45,8 +45,10 @@ export const DEFAULTS = {
   bodyLimitBytes: 1024 * 1024,
   /** Open API connections per listener (unix socket, TCP); keeps fds free for plugin dials. */
   apiMaxConnections: 256,
-  /** /v1/events clients at once. */
+  /** Event-stream clients at once, per listener (the unix socket and TCP each have this many). */
   apiMaxEventStreams: 64,
+  /** Recent events kept per stream route for clients that reconnect with Last-Event-ID. */
+  apiEventRingSize: 1024,
   /** Unread bytes one /v1/events client may leave before it is cut off with `lagged`. */
   apiEventStreamBufferBytes: 1024 * 1024,
   /** Time a client has to send its request headers. */

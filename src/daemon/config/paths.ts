@@ -100,5 +100,7 @@ export function dataDirLayout(dataDir: string) {
     apiSocketPath: join(dataDir, 'berth.sock'),
     objectsRoot: join(dataDir, 'objects'),
     tokenFile: join(dataDir, 'api-token'),
+    /** The TCP address(es) the running daemon serves its API on, one per line (0600; gone after stop). */
+    apiAddressPath: join(dataDir, 'api-address'),
   };
 }

@@ -1,15 +1,15 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ClusterEvent, PluginFilter } from '../../../cluster/index.js';
-import { AsyncQueue, type Clock, type ClockTimer, type Logger } from '../../../common/index.js';
+import type { EventBus } from '../../event-bus.js';
 import type { ClusterApi } from '../api-types.js';
+import { type EventStreamOptions, serveEventStream } from '../event-stream.js';
 import { errorBody } from '../http-errors.js';
 import { queryString } from '../query-string.js';
 
 export interface ClusterRouteOptions {
-  clock: Clock;
-  logger: Logger;
-  queueSize: number;
-  heartbeatMs: number;
+  /** The cluster view's changes, with ids (the daemon feeds it from the reader). */
+  events: EventBus<ClusterEvent> | undefined;
+  stream: EventStreamOptions;
 }
 
 /**
@@ -57,43 +57,14 @@ export function clusterRoutes(
     return { ...view.status(), plugins: view.plugins(filter) };
   });
 
-  app.get('/v1/cluster/events', (_request, reply) => {
+  app.get('/v1/cluster/events', (request, reply) => {
     const view = cluster();
-    if (view === undefined) return disabled(reply);
-    reply.hijack();
-    const res = reply.raw;
-    // One bounded queue per client: a slow client is told it lagged and the stream ends.
-    const queue = new AsyncQueue<ClusterEvent>({ maxSize: options.queueSize });
-    const unsubscribe = view.onEvent((event) => queue.push(event));
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      connection: 'close',
-      'x-accel-buffering': 'no',
-    });
-    res.write(': berth cluster events\n\n');
-    let timer: ClockTimer | undefined;
-    const beat = () => {
-      if (res.writableEnded || res.destroyed) return;
-      res.write(': heartbeat\n\n');
-      timer = options.clock.setTimeout(beat, options.heartbeatMs);
-    };
-    timer = options.clock.setTimeout(beat, options.heartbeatMs);
-    res.on('close', () => queue.close());
-    void (async () => {
-      try {
-        for await (const event of queue) {
-          if (res.destroyed) break;
-          res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
-        }
-      } catch (err) {
-        if (!res.destroyed) res.write(`event: lagged\ndata: ${JSON.stringify({ message: String(err) })}\n\n`);
-      } finally {
-        unsubscribe();
-        if (timer) options.clock.clearTimeout(timer);
-        if (!res.writableEnded) res.end();
-      }
-    })().catch((err: unknown) => options.logger.warn({ err }, 'cluster event stream failed'));
-    return reply;
+    if (view === undefined || options.events === undefined) return disabled(reply);
+    return serveEventStream(
+      request,
+      reply,
+      { bus: options.events, filter: undefined, greeting: 'berth cluster events', view: (event) => event },
+      options.stream,
+    );
   });
 }
