@@ -297,6 +297,13 @@ describe('plugin manager: where berth is better than the kubelet', () => {
     assert.equal(failed.attempts, 3);
     assert.ok(!events.some((e) => e.type === 'socket-removed' && e.socketPath === path));
     await waitFor('onDeregistered', () => deregistered.some((d) => d.reason === 'liveness'));
+    // `sockets` says when liveness probes the dead socket next: one period after it died.
+    const justDead = socket(path);
+    assert.equal(justDead?.state, 'failed');
+    assert.ok(
+      justDead?.retryAt !== undefined && justDead.retryAt > failed.at && justDead.retryAt <= clock.now() + 1_000,
+      `next probe at ${justDead?.retryAt}, now ${clock.now()}`,
+    );
 
     // A rescan sees the same file and must not bring the dead plugin back.
     await manager.rescan();
@@ -306,6 +313,7 @@ describe('plugin manager: where berth is better than the kubelet', () => {
     const status = socket(path);
     assert.equal(status?.state, 'failed');
     assert.equal(status?.lastError?.code, 'BERTH_LIVENESS_FAILED');
+    assert.ok(status?.retryAt !== undefined, 'the next recovery probe is shown after the interval doubled');
     assert.deepEqual(handler.events, ['validate frozen', 'register frozen', 'deregister frozen']);
 
     // The same process answers again on the same socket file: recovery probes notice and it

@@ -2,6 +2,7 @@ import { type IncomingMessage, request } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { BerthError, errorMessage } from '../common/index.js';
 import { formatHostPort, type TcpAddress } from '../daemon/contract.js';
+import { withCliHints } from './cli-hints.js';
 
 /**
  * Where the daemon's API is: its unix socket, or a TCP address (`berth run
@@ -27,6 +28,8 @@ export function describeTarget(target: ApiTarget): string {
 export interface SseMessage {
   event: string;
   data: string;
+  /** The event's `id:`, to resume after it (Last-Event-ID). */
+  id?: string;
 }
 
 const REASONS: Record<string, string> = {
@@ -49,9 +52,14 @@ export class ApiClient {
     this.target = target;
   }
 
-  #open(method: string, path: string, body?: unknown): Promise<IncomingMessage> {
+  #open(
+    method: string,
+    path: string,
+    body?: unknown,
+    extra: Record<string, string> = {},
+  ): Promise<IncomingMessage> {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const headers: Record<string, string> = { accept: 'application/json' };
+    const headers: Record<string, string> = { accept: 'application/json', ...extra };
     if (payload !== undefined) {
       headers['content-type'] = 'application/json';
       headers['content-length'] = String(Buffer.byteLength(payload));
@@ -104,7 +112,9 @@ export class ApiClient {
     }
     const error = (parsed as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
     const message =
-      typeof error?.message === 'string' ? error.message : `HTTP ${status} ${res.statusMessage ?? ''}`.trim();
+      typeof error?.message === 'string'
+        ? withCliHints(error.message)
+        : `HTTP ${status} ${res.statusMessage ?? ''}`.trim();
     throw new BerthError('BERTH_API_ERROR', message, {
       details: { status, code: typeof error?.code === 'string' ? error.code : undefined },
     });
@@ -118,12 +128,29 @@ export class ApiClient {
       'tcp' in target && target.token !== undefined
         ? `the bearer token is not valid for ${where} (it came from ${target.tokenFrom ?? 'the caller'}); pass the daemon's api-token with --token-file or BERTH_TOKEN`
         : `no token given for ${where}; pass --token-file or set BERTH_TOKEN (the local daemon's token is sent only to the address it recorded in <data-dir>/api-address)`;
-    return new BerthError('BERTH_API_ERROR', message, { details: { status: 401, code: 'BERTH_UNAUTHORIZED' } });
+    return new BerthError('BERTH_API_ERROR', message, {
+      details: { status: 401, code: 'BERTH_UNAUTHORIZED' },
+    });
   }
 
-  /** Follows a server-sent event stream until it ends or the signal aborts. */
-  async *events(path: string, signal?: AbortSignal): AsyncGenerator<SseMessage> {
-    const res = await this.#open('GET', path);
+  /**
+   * Opens a server-sent event stream (throws if the daemon refuses it) and
+   * returns its events, until it ends or the signal aborts; with
+   * `lastEventId`, the daemon first replays what came after it.
+   */
+  async openEvents(
+    path: string,
+    signal?: AbortSignal,
+    lastEventId?: string,
+  ): Promise<AsyncGenerator<SseMessage>> {
+    const res = await this.#open(
+      'GET',
+      path,
+      undefined,
+      lastEventId === undefined
+        ? { accept: 'text/event-stream' }
+        : { accept: 'text/event-stream', 'last-event-id': lastEventId },
+    );
     if (res.statusCode === 401) {
       res.resume();
       throw this.#unauthorized();
@@ -142,32 +169,42 @@ export class ApiClient {
         details: { status: res.statusCode },
       });
     }
-    const onAbort = () => res.destroy();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    let buffer = '';
-    try {
-      res.setEncoding('utf8');
-      for await (const chunk of res) {
-        buffer += chunk as string;
-        for (let cut = buffer.indexOf('\n\n'); cut >= 0; cut = buffer.indexOf('\n\n')) {
-          const block = buffer.slice(0, cut);
-          buffer = buffer.slice(cut + 2);
-          const message = parseSseBlock(block);
-          if (message) yield message;
-        }
+    return readSse(res, signal);
+  }
+
+  /** Follows a server-sent event stream until it ends or the signal aborts. */
+  async *events(path: string, signal?: AbortSignal, lastEventId?: string): AsyncGenerator<SseMessage> {
+    yield* await this.openEvents(path, signal, lastEventId);
+  }
+}
+
+async function* readSse(res: IncomingMessage, signal: AbortSignal | undefined): AsyncGenerator<SseMessage> {
+  const onAbort = () => res.destroy();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  let buffer = '';
+  try {
+    res.setEncoding('utf8');
+    for await (const chunk of res) {
+      buffer += chunk as string;
+      for (let cut = buffer.indexOf('\n\n'); cut >= 0; cut = buffer.indexOf('\n\n')) {
+        const block = buffer.slice(0, cut);
+        buffer = buffer.slice(cut + 2);
+        const message = parseSseBlock(block);
+        if (message) yield message;
       }
-    } catch (err) {
-      if (!signal?.aborted) throw err;
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-      res.destroy();
     }
+  } catch (err) {
+    if (!signal?.aborted) throw err;
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    res.destroy();
   }
 }
 
 /** Parses one SSE block; comments (heartbeats) and blocks without data give undefined. */
 export function parseSseBlock(block: string): SseMessage | undefined {
   let event = 'message';
+  let id: string | undefined;
   const data: string[] = [];
   for (const line of block.split('\n')) {
     if (line.startsWith(':') || line === '') continue;
@@ -176,6 +213,8 @@ export function parseSseBlock(block: string): SseMessage | undefined {
     const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
     if (field === 'event') event = value;
     else if (field === 'data') data.push(value);
+    else if (field === 'id') id = value;
   }
-  return data.length === 0 ? undefined : { event, data: data.join('\n') };
+  if (data.length === 0) return undefined;
+  return id === undefined ? { event, data: data.join('\n') } : { event, data: data.join('\n'), id };
 }

@@ -1,4 +1,4 @@
-import { Command, CommanderError } from 'commander';
+import { Argument, Command, CommanderError } from 'commander';
 import { berthVersion } from '../daemon/contract.js';
 import { EXIT_OK, EXIT_USAGE, errorLine, exitCodeFor } from './cli-error.js';
 import { clusterCommand } from './commands/cluster.js';
@@ -14,6 +14,7 @@ import { podsCommand } from './commands/pods.js';
 import { runCommand } from './commands/run.js';
 import { socketsCommand } from './commands/sockets.js';
 import { statusCommand } from './commands/status.js';
+import { COMPLETION_SHELLS, completionScript } from './completion.js';
 
 export interface CliIo {
   /** Where error lines go. */
@@ -36,15 +37,63 @@ function commandPath(program: Command, args: readonly string[]): string {
   return names.join(' ');
 }
 
-/** Commander's message ("error: unknown option '--x'") as berth's one line, with what to do. */
+/**
+ * Commander's message ("error: unknown option '--x'", maybe followed by
+ * "(Did you mean --y?)") as berth's one line, with what to do.
+ */
 function usageLine(message: string, hint: string): string {
-  const what = (
-    message
-      .trim()
-      .replace(/^error: /, '')
-      .split('\n')[0] ?? ''
-  ).replace(/\.$/, '');
-  return `berth: ${what}; see \`${hint} --help\``;
+  const [first = '', ...rest] = message
+    .trim()
+    .replace(/^error: /, '')
+    .split('\n');
+  const what = first.replace(/\.$/, '');
+  const suggestion = /\(Did you mean ([^)]+)\?\)/.exec(rest.join(' '))?.[1];
+  return `berth: ${what}${suggestion === undefined ? '' : ` (did you mean ${suggestion}?)`}; see \`${hint} --help\``;
+}
+
+/** Options that every client command takes, and that may come before the command name (kubectl's habit). */
+const GLOBAL_WITH_VALUE = new Set([
+  '--api',
+  '--data-dir',
+  '--token-file',
+  '--tls-ca',
+  '--tls-cert',
+  '--tls-key',
+  '-o',
+  '--output',
+]);
+const GLOBAL_FLAGS = new Set(['--json']);
+
+/**
+ * `berth --api X status` → `berth status --api X`: global options given
+ * before the command name are moved after it (before a `--`, if any), where
+ * the command's own parser takes them. Anything else is left for commander.
+ */
+export function moveGlobalOptions(args: readonly string[]): string[] {
+  const moved: string[] = [];
+  let i = 0;
+  while (i < args.length) {
+    const arg = args[i] as string;
+    if (!arg.startsWith('-') || arg === '--') break;
+    const name = arg.includes('=') ? arg.slice(0, arg.indexOf('=')) : arg;
+    if (GLOBAL_FLAGS.has(arg)) {
+      moved.push(arg);
+      i += 1;
+    } else if (GLOBAL_WITH_VALUE.has(name)) {
+      const takesNext = !arg.includes('=') && i + 1 < args.length;
+      moved.push(...args.slice(i, i + (takesNext ? 2 : 1)));
+      i += takesNext ? 2 : 1;
+    } else if (/^-o./.test(arg)) {
+      moved.push(arg); // -ojson
+      i += 1;
+    } else {
+      return [...args]; // --help, --version, a mistake: commander says what it is
+    }
+  }
+  if (moved.length === 0 || i >= args.length) return [...args];
+  const rest = args.slice(i);
+  const dashes = rest.indexOf('--');
+  return dashes < 0 ? [...rest, ...moved] : [...rest.slice(0, dashes), ...moved, ...rest.slice(dashes)];
 }
 
 export function buildProgram(out: (text: string) => void = (text) => process.stdout.write(text)): Command {
@@ -57,7 +106,11 @@ export function buildProgram(out: (text: string) => void = (text) => process.std
     .showSuggestionAfterError(true)
     .exitOverride()
     // Errors are reported by runCli as one line; help goes to `out` (stderr when shown for a mistake).
-    .configureOutput({ outputError: () => {}, writeOut: out });
+    .configureOutput({ outputError: () => {}, writeOut: out })
+    .addHelpText(
+      'after',
+      '\nThe options --api, --data-dir, --token-file and -o may also come before the command:\n  berth --api 10.0.0.5:7878 -o yaml plugins',
+    );
   runCommand(program);
   configCommand(program);
   pluginsCommand(program);
@@ -71,6 +124,13 @@ export function buildProgram(out: (text: string) => void = (text) => process.std
   draCommand(program);
   clusterCommand(program);
   examplePluginCommand(program);
+  program
+    .command('completion')
+    .description('print a shell completion script (bash: source <(berth completion bash))')
+    .addArgument(new Argument('<shell>', 'the shell').choices(COMPLETION_SHELLS))
+    .action((shell: string) => {
+      out(completionScript(program, shell));
+    });
   return program;
 }
 
@@ -84,7 +144,7 @@ export async function runCli(
 ): Promise<number> {
   const program = buildProgram(io.out);
   try {
-    await program.parseAsync([...args], { from: 'user' });
+    await program.parseAsync(moveGlobalOptions(args), { from: 'user' });
     return EXIT_OK;
   } catch (err) {
     if (err instanceof CommanderError) {
@@ -92,7 +152,7 @@ export async function runCli(
       if (err.exitCode === 0) return EXIT_OK;
       // A command group called without its subcommand: commander has printed its help.
       if (err.code === 'commander.help') return EXIT_USAGE;
-      io.error(usageLine(err.message, commandPath(program, args)));
+      io.error(usageLine(err.message, commandPath(program, moveGlobalOptions(args))));
       return EXIT_USAGE;
     }
     io.error(errorLine(err));

@@ -57,6 +57,8 @@ export interface LivenessProber {
   connectWaiting(): void;
   /** Pings every watched plugin now and probes dead sockets due for recovery (tests; the timer pings a bounded share). */
   probeAll(): Promise<void>;
+  /** When a dead socket's next recovery probe runs (undefined: none scheduled). */
+  nextRecoveryProbe(socketPath: string): number | undefined;
 }
 
 /**
@@ -354,12 +356,21 @@ class Prober implements LivenessProber {
   #declareDead(entry: Watched, reason: string, failures: number): void {
     const { plugin } = entry;
     this.unwatch(plugin.socketPath, plugin.uuid);
+    // The first recovery probe is one period away; `berth sockets` shows when.
+    this.#recovery.set(plugin.socketPath, {
+      nextAt: this.#o.clock.now() + this.#o.periodMs,
+      intervalMs: this.#o.periodMs,
+    });
     const error = new BerthError(
       'BERTH_LIVENESS_FAILED',
       `plugin ${plugin.name ?? ''} at socket ${plugin.socketPath} ${reason}`,
       { details: { socketPath: plugin.socketPath, failures } },
     );
     this.#o.onDead(plugin, error, failures);
+  }
+
+  nextRecoveryProbe(socketPath: string): number | undefined {
+    return this.#recovery.get(socketPath)?.nextAt;
   }
 
   #dueForRecovery(): string[] {

@@ -297,6 +297,7 @@ class BerthPluginManager implements PluginManager {
       dead: this.#dead,
       registeredAt: this.#registeredAt,
       mode: this.#mode,
+      nextRecoveryProbe: (path) => this.#liveness?.nextRecoveryProbe(path),
     });
   }
 
@@ -313,6 +314,7 @@ class BerthPluginManager implements PluginManager {
       dead: dead === undefined ? new Map() : new Map([[socketPath, dead]]),
       registeredAt: this.#registeredAt,
       mode: this.#mode,
+      nextRecoveryProbe: (path) => this.#liveness?.nextRecoveryProbe(path),
     })[0];
   }
 

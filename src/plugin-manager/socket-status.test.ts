@@ -53,6 +53,8 @@ describe('socket statuses', () => {
             },
           ],
         ]),
+        // Liveness probes the dead socket for recovery next at 12 s.
+        nextRecoveryProbe: (path) => (path === '/e' ? 12_000 : undefined),
         ops: {
           '/c': {
             pending: false,
@@ -108,6 +110,7 @@ describe('socket statuses', () => {
         attempts: 3,
         plugin: { type: 'T', name: 'e' },
         lastError: { code: 'BERTH_LIVENESS_FAILED', message: 'gone quiet' },
+        retryAt: 12_000,
       },
     ]);
   });

@@ -23,6 +23,8 @@ export interface SocketStatusInputs {
   registeredAt: ReadonlyMap<string, { uuid: string; at: number; attempts: number }>;
   /** `observe`: states are reported as an observer's (observed-status.ts). Default registrar. */
   mode?: BerthMode;
+  /** When liveness next probes a dead socket for recovery. */
+  nextRecoveryProbe?: (socketPath: string) => number | undefined;
 }
 
 /**
@@ -91,6 +93,8 @@ function statusOf(
     if (dead.plugin !== undefined) status.plugin = dead.plugin;
     status.lastError = describe(dead.error);
     status.attempts = dead.failures;
+    const probe = inputs.nextRecoveryProbe?.(socketPath);
+    if (probe !== undefined) status.retryAt = probe;
     return status;
   }
 

@@ -114,6 +114,11 @@ export interface SocketStatus {
   endpoint?: string;
   versions?: string[];
   lastError?: { code: string; message: string; cause?: string };
+  /**
+   * When berth tries this socket again: the next registration attempt, or,
+   * for a socket liveness gave up on, the next recovery probe (its interval
+   * doubles from one liveness period up to 32).
+   */
   retryAt?: number;
   /** Attempts since the last success of this socket generation. */
   attempts: number;

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import type { ClusterNode, ClusterPlugin, ClusterViewStatus } from '../../cluster/index.js';
-import { BerthError } from '../../common/index.js';
 import { formatTable, relativeTime } from '../format-table.js';
-import { type ClientFlags, clientFor, printJson, withClientOptions } from './client-options.js';
+import { type ClientFlags, clientFor, printListing, withClientOptions } from './client-options.js';
+import { followToStdout } from './events.js';
 
 type NodesBody = ClusterViewStatus & {
   self?: { node?: string; leaseState?: string; conflict?: { message?: string } | null };
@@ -16,7 +16,7 @@ function staleNote(status: ClusterViewStatus): string {
     : '';
 }
 
-export function formatClusterNodes(body: NodesBody, now: number): string {
+export function formatClusterNodes(body: NodesBody, now: number, maxWidth?: number): string {
   const conflict = body.self?.conflict?.message ? `\nthis daemon: ${body.self.conflict.message}` : '';
   if (body.nodes.length === 0) return `no nodes publish to the cluster view${staleNote(body)}${conflict}`;
   return (
@@ -29,13 +29,14 @@ export function formatClusterNodes(body: NodesBody, now: number): string {
         n.lease,
         n.daemon,
       ]),
+      maxWidth,
     ) +
     staleNote(body) +
     conflict
   );
 }
 
-export function formatClusterPlugins(body: PluginsBody): string {
+export function formatClusterPlugins(body: PluginsBody, maxWidth?: number): string {
   if (body.plugins.length === 0) return `no plugins in the cluster view${staleNote(body)}`;
   return (
     formatTable(
@@ -48,6 +49,7 @@ export function formatClusterPlugins(body: PluginsBody): string {
         p.health.message ? `${p.health.state} (${p.health.message})` : p.health.state,
         p.endpoint,
       ]),
+      maxWidth,
     ) + staleNote(body)
   );
 }
@@ -55,6 +57,9 @@ export function formatClusterPlugins(body: PluginsBody): string {
 /** One line per cluster event for people. */
 export function formatClusterEvent(event: string, data: Record<string, unknown>): string {
   const head = `rev ${String(data.revision ?? '?').padStart(6)}  ${event.padEnd(14)}`;
+  if (event === 'reset' || event === 'lagged') {
+    return `${head}  events were missed (${event}); run \`berth cluster plugins\` to resynchronise`;
+  }
   const plugin = data.plugin as ClusterPlugin | undefined;
   const node = data.node as ClusterNode | undefined;
   if (plugin)
@@ -70,9 +75,20 @@ export function clusterCommand(program: Command): void {
   withClientOptions(
     cluster.command('nodes').description('list the nodes that publish to the cluster view'),
   ).action(async (flags: ClientFlags) => {
-    const body = await clientFor(flags).request<NodesBody>('GET', '/v1/cluster/nodes');
-    if (flags.json) printJson(body);
-    else console.log(formatClusterNodes(body, Date.now()));
+    await printListing(
+      'berth cluster nodes',
+      flags,
+      async (client) => {
+        const body = await client.request<NodesBody>('GET', '/v1/cluster/nodes');
+        return {
+          command: 'berth cluster nodes',
+          body,
+          table: (width) => formatClusterNodes(body, Date.now(), width),
+          names: () => body.nodes.map((n) => n.node),
+        };
+      },
+      '/v1/cluster/events',
+    );
   });
   withClientOptions(
     cluster
@@ -88,32 +104,35 @@ export function clusterCommand(program: Command): void {
       if (value !== undefined) query.set(key, value);
     }
     const suffix = query.size === 0 ? '' : `?${query.toString()}`;
-    const body = await clientFor(flags).request<PluginsBody>('GET', `/v1/cluster/plugins${suffix}`);
-    if (flags.json) printJson(body);
-    else console.log(formatClusterPlugins(body));
+    await printListing(
+      'berth cluster plugins',
+      flags,
+      async (client) => {
+        const body = await client.request<PluginsBody>('GET', `/v1/cluster/plugins${suffix}`);
+        return {
+          command: 'berth cluster plugins',
+          body,
+          table: (width) => formatClusterPlugins(body, width),
+          names: () => body.plugins.map((p) => `${p.node}/${p.type}/${p.name}`),
+        };
+      },
+      '/v1/cluster/events',
+    );
   });
   withClientOptions(
-    cluster.command('events').description('follow changes of the cluster view until interrupted'),
-  ).action(async (flags: ClientFlags) => {
-    const stop = new AbortController();
-    const onSignal = () => stop.abort();
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
-    try {
-      for await (const message of clientFor(flags).events('/v1/cluster/events', stop.signal)) {
-        if (flags.json) console.log(message.data);
-        else
-          console.log(formatClusterEvent(message.event, JSON.parse(message.data) as Record<string, unknown>));
-      }
-      if (!stop.signal.aborted) {
-        throw new BerthError(
-          'BERTH_API_ERROR',
-          'the daemon closed the cluster event stream (it is shutting down?)',
-        );
-      }
-    } finally {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    }
-  });
+    cluster
+      .command('events')
+      .description(
+        'follow changes of the cluster view until interrupted (resumes after a dropped connection)',
+      ),
+    false,
+  )
+    .option('--json', 'one JSON document per line', false)
+    .action(async (flags: ClientFlags) => {
+      await followToStdout(clientFor(flags), '/v1/cluster/events', (message) =>
+        flags.json
+          ? message.data
+          : formatClusterEvent(message.event, JSON.parse(message.data) as Record<string, unknown>),
+      );
+    });
 }

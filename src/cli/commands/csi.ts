@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
 import type { CsiDriverView } from '../../handlers/index.js';
 import { formatTable, observedName } from '../format-table.js';
-import { type ClientFlags, clientFor, printJson, withClientOptions } from './client-options.js';
+import { type ClientFlags, printListing, withClientOptions } from './client-options.js';
 
 /** A driver as GET /v1/csi/drivers sends it (times as ISO text). */
 export type CsiDriverRow = Omit<CsiDriverView, 'registeredAt'> & { registeredAt: string | null };
 
-export function formatCsiDrivers(drivers: readonly CsiDriverRow[]): string {
+export function formatCsiDrivers(drivers: readonly CsiDriverRow[], maxWidth?: number): string {
   if (drivers.length === 0) return 'no CSI drivers registered';
   return formatTable(
     ['DRIVER', 'NODE ID', 'MAX VOLUMES', 'TOPOLOGY', 'VENDOR VERSION', 'CAPABILITIES', 'READY'],
@@ -24,6 +24,7 @@ export function formatCsiDrivers(drivers: readonly CsiDriverRow[]): string {
       d.capabilities === null ? '?' : d.capabilities.join(',') || '-',
       d.ready === null ? '?' : d.ready ? 'yes' : 'no',
     ]),
+    maxWidth,
   );
 }
 
@@ -34,8 +35,19 @@ export function csiCommand(program: Command): void {
       .command('drivers')
       .description('one line per CSI driver: node id, volume limit, topology, version, capabilities'),
   ).action(async (flags: ClientFlags) => {
-    const body = await clientFor(flags).request<{ drivers: CsiDriverRow[] }>('GET', '/v1/csi/drivers');
-    if (flags.json) printJson(body);
-    else console.log(formatCsiDrivers(body.drivers));
+    await printListing(
+      'berth csi drivers',
+      flags,
+      async (client) => {
+        const body = await client.request<{ drivers: CsiDriverRow[] }>('GET', '/v1/csi/drivers');
+        return {
+          command: 'berth csi drivers',
+          body,
+          table: (width) => formatCsiDrivers(body.drivers, width),
+          names: () => body.drivers.map((d) => d.name),
+        };
+      },
+      '/v1/events?type=CSIPlugin',
+    );
   });
 }

@@ -1,7 +1,14 @@
 import type { Command } from 'commander';
 import { usageError } from '../cli-error.js';
 import { formatTable, observedName, relativeTime } from '../format-table.js';
-import { type ClientFlags, clientFor, printJson, withClientOptions } from './client-options.js';
+import { outputFormat } from '../output.js';
+import {
+  type ClientFlags,
+  clientFor,
+  printListing,
+  printResult,
+  withClientOptions,
+} from './client-options.js';
 
 /** The JSON shapes of /v1/devices that the CLI reads (handlers/device-plugin ResourceView, times as ISO). */
 interface DeviceRow {
@@ -33,7 +40,7 @@ export interface ResourceRow {
   observed?: boolean;
 }
 
-export function formatDevices(resources: readonly ResourceRow[], now: number): string {
+export function formatDevices(resources: readonly ResourceRow[], now: number, maxWidth?: number): string {
   if (resources.length === 0) return 'no device plugin resources';
   const summary = formatTable(
     ['RESOURCE', 'STATE', 'HEALTHY', 'UNHEALTHY', 'ALLOCATIONS', 'ENDPOINT'],
@@ -47,6 +54,7 @@ export function formatDevices(resources: readonly ResourceRow[], now: number): s
       String(r.allocations.length),
       r.endpoint ?? '-',
     ]),
+    maxWidth,
   );
   const devices = resources.flatMap((r) =>
     r.devices.map((d) => [r.resource, d.id, d.health, d.numaNodes.join(',') || '-', d.allocatedTo ?? '-']),
@@ -61,7 +69,7 @@ export function formatDevices(resources: readonly ResourceRow[], now: number): s
   );
   const parts = [summary];
   if (devices.length > 0)
-    parts.push(formatTable(['RESOURCE', 'DEVICE', 'HEALTH', 'NUMA', 'ALLOCATED TO'], devices));
+    parts.push(formatTable(['RESOURCE', 'DEVICE', 'HEALTH', 'NUMA', 'ALLOCATED TO'], devices, maxWidth));
   if (flagged.length > 0) parts.push(flagged.join('\n'));
   return parts.join('\n\n');
 }
@@ -92,9 +100,20 @@ export function devicesCommand(program: Command): void {
   const devices = withClientOptions(
     program.command('devices').description('list device plugin resources, their devices and allocations'),
   ).action(async (flags: ClientFlags) => {
-    const body = await clientFor(flags).request<{ resources: ResourceRow[] }>('GET', '/v1/devices');
-    if (flags.json) printJson(body);
-    else console.log(formatDevices(body.resources, Date.now()));
+    await printListing(
+      'berth devices',
+      flags,
+      async (client) => {
+        const body = await client.request<{ resources: ResourceRow[] }>('GET', '/v1/devices');
+        return {
+          command: 'berth devices',
+          body,
+          table: (width) => formatDevices(body.resources, Date.now(), width),
+          names: () => body.resources.map((r) => r.resource),
+        };
+      },
+      '/v1/events?type=DevicePlugin',
+    );
   });
 
   withClientOptions(
@@ -119,19 +138,24 @@ export function devicesCommand(program: Command): void {
             workload: flags.workload,
             deviceIds: (flags.deviceIds ?? '').split(',').filter((id) => id !== ''),
           };
+    outputFormat(flags);
     const body = await clientFor(flags).request<{ allocation: AllocationRow }>(
       'POST',
       allocationsPath(resource),
       request,
     );
-    if (flags.json) printJson(body);
-    else {
-      const a = body.allocation;
-      const envs = Object.entries(a.envs).map(([k, v]) => `${k}=${v}`);
-      console.log(`allocated ${a.resource} ${a.deviceIds.join(',')} to ${a.workload}`);
-      if (envs.length > 0) console.log(`env: ${envs.join(' ')}`);
-      if (a.cdiDevices.length > 0) console.log(`cdi: ${a.cdiDevices.join(' ')}`);
-    }
+    const a = body.allocation;
+    printResult('berth devices allocate', flags, {
+      body,
+      table: () => {
+        const envs = Object.entries(a.envs).map(([k, v]) => `${k}=${v}`);
+        const lines = [`allocated ${a.resource} ${a.deviceIds.join(',')} to ${a.workload}`];
+        if (envs.length > 0) lines.push(`env: ${envs.join(' ')}`);
+        if (a.cdiDevices.length > 0) lines.push(`cdi: ${a.cdiDevices.join(' ')}`);
+        return lines.join('\n');
+      },
+      names: () => a.deviceIds.map((id) => `${a.resource}/${id}`),
+    });
   });
 
   withClientOptions(
@@ -142,14 +166,16 @@ export function devicesCommand(program: Command): void {
       .argument('<workload>', 'the workload named at allocation'),
   ).action(async (resource: string, workload: string, _flags: unknown, command: Command) => {
     const flags = mergedFlags<ClientFlags>(command);
+    outputFormat(flags);
     const body = await clientFor(flags).request<{ allocation: AllocationRow }>(
       'DELETE',
       `${allocationsPath(resource)}/${encodeURIComponent(workload)}`,
     );
-    if (flags.json) printJson(body);
-    else
-      console.log(
-        `released ${body.allocation.resource} ${body.allocation.deviceIds.join(',')} from ${workload}`,
-      );
+    const a = body.allocation;
+    printResult('berth devices release', flags, {
+      body,
+      table: () => `released ${a.resource} ${a.deviceIds.join(',')} from ${workload}`,
+      names: () => a.deviceIds.map((id) => `${a.resource}/${id}`),
+    });
   });
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { DraDriverView } from '../../handlers/index.js';
 import { formatTable, observedName } from '../format-table.js';
-import { type ClientFlags, clientFor, printJson, withClientOptions } from './client-options.js';
+import { type ClientFlags, printListing, withClientOptions } from './client-options.js';
 
 /** A driver as GET /v1/dra/drivers sends it (times as ISO text). */
 export type DraDriverRow = Omit<DraDriverView, 'unusableSince' | 'instances'> & {
@@ -12,7 +12,7 @@ export type DraDriverRow = Omit<DraDriverView, 'unusableSince' | 'instances'> & 
 };
 
 /** One row per instance, newest first within a driver; `*` marks the instance calls go to. */
-export function formatDraDrivers(drivers: readonly DraDriverRow[]): string {
+export function formatDraDrivers(drivers: readonly DraDriverRow[], maxWidth?: number): string {
   if (drivers.length === 0) return 'no DRA drivers registered';
   return formatTable(
     ['DRIVER', 'USABLE', 'INSTANCE', 'SERVICE', 'STATE'],
@@ -25,6 +25,7 @@ export function formatDraDrivers(drivers: readonly DraDriverRow[]): string {
         i.state,
       ]),
     ),
+    maxWidth,
   );
 }
 
@@ -35,8 +36,14 @@ export function draCommand(program: Command): void {
       .command('drivers')
       .description('one line per DRA driver instance: connection state, service; * marks the chosen one'),
   ).action(async (flags: ClientFlags) => {
-    const body = await clientFor(flags).request<{ drivers: DraDriverRow[] }>('GET', '/v1/dra/drivers');
-    if (flags.json) printJson(body);
-    else console.log(formatDraDrivers(body.drivers));
+    await printListing('berth dra drivers', flags, async (client) => {
+      const body = await client.request<{ drivers: DraDriverRow[] }>('GET', '/v1/dra/drivers');
+      return {
+        command: 'berth dra drivers',
+        body,
+        table: (width) => formatDraDrivers(body.drivers, width),
+        names: () => body.drivers.map((d) => d.name),
+      };
+    });
   });
 }

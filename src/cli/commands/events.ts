@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
-import { BerthError } from '../../common/index.js';
 import type { EventView } from '../../daemon/contract.js';
+import type { ApiClient, SseMessage } from '../api-client.js';
+import { followEvents } from '../event-follower.js';
 import { type ClientFlags, clientFor, withClientOptions } from './client-options.js';
 import type { FieldsOf, Lenient } from './lenient.js';
 
@@ -27,6 +28,8 @@ export function formatEventLine(event: string, data: EventData): string {
       return `${head}  ${data.socketPath ?? ''}`;
     case 'lagged':
       return `${head}  ${data.dropped ?? '?'} events were dropped for this slow client; run \`berth plugins\` to resynchronise`;
+    case 'reset':
+      return `${head}  events after ${(data as { lastEventId?: number }).lastEventId ?? '?'} are no longer held by the daemon; run \`berth plugins\` to resynchronise`;
     case 'storage-error':
       return `${head}  ${data.error?.message ?? ''}`;
     case 'devices-changed':
@@ -38,30 +41,46 @@ export function formatEventLine(event: string, data: EventData): string {
   }
 }
 
+/**
+ * Prints a followed event stream, one line per event, until Ctrl-C (exit 0).
+ * A dropped connection is resumed (with Last-Event-ID) and said on stderr.
+ */
+export async function followToStdout(
+  client: ApiClient,
+  path: string,
+  line: (message: SseMessage) => string,
+): Promise<void> {
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const stream = followEvents(client, path, {
+      signal: stop.signal,
+      onNotice: (notice) => process.stderr.write(`${notice}\n`),
+    });
+    for await (const message of stream) process.stdout.write(`${line(message)}\n`);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
 export function eventsCommand(program: Command): void {
   withClientOptions(
     program
       .command('events')
-      .description('follow plugin events (registered, deregistered, failed, ...) until interrupted')
+      .description(
+        'follow plugin events (registered, deregistered, failed, ...) until interrupted; resumes after a dropped connection',
+      )
       .option('--type <type>', 'only events about plugins of this type'),
-  ).action(async (flags: ClientFlags & { type?: string }) => {
-    const stop = new AbortController();
-    const onSignal = () => stop.abort();
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
-    try {
+    false,
+  )
+    .option('--json', 'one JSON document per line (NDJSON), each with its `type`', false)
+    .action(async (flags: ClientFlags & { type?: string }) => {
       const query = flags.type === undefined ? '' : `?type=${encodeURIComponent(flags.type)}`;
-      for await (const message of clientFor(flags).events(`/v1/events${query}`, stop.signal)) {
-        // --json: one JSON document per line (NDJSON), each with its `type`.
-        if (flags.json) console.log(message.data);
-        else console.log(formatEventLine(message.event, JSON.parse(message.data) as EventData));
-      }
-      if (!stop.signal.aborted) {
-        throw new BerthError('BERTH_API_ERROR', 'the daemon closed the event stream (it is shutting down?)');
-      }
-    } finally {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    }
-  });
+      await followToStdout(clientFor(flags), `/v1/events${query}`, (message) =>
+        flags.json ? message.data : formatEventLine(message.event, JSON.parse(message.data) as EventData),
+      );
+    });
 }

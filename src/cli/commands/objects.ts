@@ -1,5 +1,5 @@
 import { Argument, type Command } from 'commander';
-import { type ClientFlags, clientFor, printJson, withClientOptions } from './client-options.js';
+import { type ClientFlags, printListing, withClientOptions } from './client-options.js';
 import { parseNamespacedName } from './pods.js';
 
 export function objectsCommand(program: Command): void {
@@ -10,13 +10,20 @@ export function objectsCommand(program: Command): void {
       .description('print a secret or configmap that a registered pod references (as JSON)')
       .addArgument(new Argument('<resource>', 'secrets or configmaps').choices(['secrets', 'configmaps']))
       .argument('<namespace/name>', 'the object, e.g. default/db-password'),
-    false,
   ).action(async (resource: string, target: string, flags: ClientFlags) => {
     const [namespace, name] = parseNamespacedName(target, 'the object');
-    const object = await clientFor(flags).request(
-      'GET',
-      `/v1/objects/${resource}/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`,
-    );
-    printJson(object);
+    await printListing('berth objects get', flags, async (client) => {
+      const object = await client.request(
+        'GET',
+        `/v1/objects/${resource}/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`,
+      );
+      // An object is a document: its "table" is its JSON, as before.
+      return {
+        command: 'berth objects get',
+        body: object,
+        table: () => JSON.stringify(object, null, 2),
+        names: () => [`${resource}/${namespace}/${name}`],
+      };
+    });
   });
 }

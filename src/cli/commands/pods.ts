@@ -5,7 +5,14 @@ import { errorMessage } from '../../common/index.js';
 import type { PodListResponse, PodResponse, PodSummary } from '../../daemon/contract.js';
 import { usageError } from '../cli-error.js';
 import { formatTable } from '../format-table.js';
-import { type ClientFlags, clientFor, printJson, withClientOptions } from './client-options.js';
+import { outputFormat } from '../output.js';
+import {
+  type ClientFlags,
+  clientFor,
+  printListing,
+  printResult,
+  withClientOptions,
+} from './client-options.js';
 
 /** NS/NAME → [namespace, name]; anything else is a usage error. */
 export function parseNamespacedName(text: string, what: string): [string, string] {
@@ -45,11 +52,12 @@ export function readPodFile(path: string): { namespace: string; name: string; po
   return { namespace: ns, name, pod: { ...pod, metadata: { ...metadata, namespace: ns } } };
 }
 
-export function formatPods(pods: readonly PodSummary[]): string {
+export function formatPods(pods: readonly PodSummary[], maxWidth?: number): string {
   if (pods.length === 0) return 'no pods registered';
   return formatTable(
     ['NAMESPACE', 'NAME', 'UID', 'SECRETS', 'CONFIGMAPS'],
     pods.map((p) => [p.namespace, p.name, p.uid, p.secrets.join(',') || '-', p.configMaps.join(',') || '-']),
+    maxWidth,
   );
 }
 
@@ -73,9 +81,13 @@ export function podsCommand(program: Command): void {
       .requiredOption('-f, --file <file>', 'the Pod manifest, YAML or JSON ("-" reads stdin)'),
   ).action(async (flags: ClientFlags & { file: string }) => {
     const { namespace, name, pod } = readPodFile(flags.file);
+    outputFormat(flags);
     const body = await clientFor(flags).request<PodResponse>('PUT', path(namespace, name), pod);
-    if (flags.json) printJson(body);
-    else console.log(`registered ${describe(body.pod)}`);
+    printResult('berth pods apply', flags, {
+      body,
+      table: () => `registered ${describe(body.pod)}`,
+      names: () => [`${body.pod.namespace}/${body.pod.name}`],
+    });
   });
 
   withClientOptions(
@@ -85,16 +97,26 @@ export function podsCommand(program: Command): void {
       .argument('<namespace/name>'),
   ).action(async (target: string, flags: ClientFlags) => {
     const [namespace, name] = parseNamespacedName(target, 'the pod');
+    outputFormat(flags);
     const body = await clientFor(flags).request<PodResponse>('DELETE', path(namespace, name));
-    if (flags.json) printJson(body);
-    else console.log(`unregistered ${describe(body.pod)}`);
+    printResult('berth pods delete', flags, {
+      body,
+      table: () => `unregistered ${describe(body.pod)}`,
+      names: () => [`${body.pod.namespace}/${body.pod.name}`],
+    });
   });
 
   withClientOptions(pods.command('list').description('list registered pods and what they reference')).action(
     async (flags: ClientFlags) => {
-      const body = await clientFor(flags).request<PodListResponse>('GET', '/v1/pods');
-      if (flags.json) printJson(body);
-      else console.log(formatPods(body.pods));
+      await printListing('berth pods list', flags, async (client) => {
+        const body = await client.request<PodListResponse>('GET', '/v1/pods');
+        return {
+          command: 'berth pods list',
+          body,
+          table: (width) => formatPods(body.pods, width),
+          names: () => body.pods.map((p) => `${p.namespace}/${p.name}`),
+        };
+      });
     },
   );
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { SocketListResponse, SocketView } from '../../daemon/contract.js';
 import { formatTable, relativeTime } from '../format-table.js';
-import { type ClientFlags, clientFor, printJson, withClientOptions } from './client-options.js';
+import { type ClientFlags, printListing, withClientOptions } from './client-options.js';
 
 export type SocketRow = SocketView;
 
@@ -11,7 +11,7 @@ function verdictCell(verdict: SocketRow['verdict'] | undefined): string {
   return verdict.accepted ? 'kubelet would accept' : `kubelet would refuse: ${verdict.error ?? '?'}`;
 }
 
-export function formatSockets(sockets: readonly SocketRow[], now: number): string {
+export function formatSockets(sockets: readonly SocketRow[], now: number, maxWidth?: number): string {
   if (sockets.length === 0) return 'no plugin sockets found';
   // Observe mode: what answered shows the dry run's verdict; what did not, its error.
   if (
@@ -29,6 +29,7 @@ export function formatSockets(sockets: readonly SocketRow[], now: number): strin
         s.versions.join(',') || '-',
         s.verdict ? verdictCell(s.verdict) : (s.lastError?.message ?? '-'),
       ]),
+      maxWidth,
     );
   }
   return formatTable(
@@ -41,6 +42,7 @@ export function formatSockets(sockets: readonly SocketRow[], now: number): strin
       s.retryAt ? relativeTime(s.retryAt, now) : '-',
       s.lastError?.message ?? '-',
     ]),
+    maxWidth,
   );
 }
 
@@ -52,8 +54,19 @@ export function socketsCommand(program: Command): void {
         'list every plugin socket with its state, last error and next retry (observe mode: GetInfo and the dry-run verdict)',
       ),
   ).action(async (flags: ClientFlags) => {
-    const body = await clientFor(flags).request<SocketListResponse>('GET', '/v1/sockets');
-    if (flags.json) printJson(body);
-    else console.log(formatSockets(body.sockets, Date.now()));
+    await printListing(
+      'berth sockets',
+      flags,
+      async (client) => {
+        const body = await client.request<SocketListResponse>('GET', '/v1/sockets');
+        return {
+          command: 'berth sockets',
+          body,
+          table: (width) => formatSockets(body.sockets, Date.now(), width),
+          names: () => body.sockets.map((s) => s.socketPath),
+        };
+      },
+      '/v1/events',
+    );
   });
 }

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { StatusView } from '../../daemon/contract.js';
-import { type ClientFlags, clientFor, printJson, withClientOptions } from './client-options.js';
+import { type ClientFlags, printListing, withClientOptions } from './client-options.js';
 import type { Lenient } from './lenient.js';
 
 /** The daemon's status document; every field may be missing (an older or newer daemon). */
@@ -48,8 +48,9 @@ export function statusCommand(program: Command): void {
   withClientOptions(
     program.command('status').description("show the daemon's version, directories, counts and health"),
   ).action(async (flags: ClientFlags) => {
-    const body = await clientFor(flags).request<StatusDoc>('GET', '/v1/status');
-    if (flags.json) printJson(body);
-    else console.log(formatStatus(body));
+    await printListing('berth status', flags, async (client) => {
+      const body = await client.request<StatusDoc>('GET', '/v1/status');
+      return { command: 'berth status', body, table: () => formatStatus(body) };
+    });
   });
 }
