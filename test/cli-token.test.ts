@@ -61,9 +61,12 @@ describe('CLI token safety', () => {
     assert.equal(other.seen.length, 1);
     assert.equal(other.seen[0]?.authorization, undefined);
     assert.equal(
-      leaked.stderr.trim().split('\n')[0]?.startsWith(
-        `berth: no token given for 127.0.0.1:${other.port}; pass --token-file or set BERTH_TOKEN`,
-      ),
+      leaked.stderr
+        .trim()
+        .split('\n')[0]
+        ?.startsWith(
+          `berth: no token given for 127.0.0.1:${other.port}; pass --token-file or set BERTH_TOKEN`,
+        ),
       true,
       leaked.stderr,
     );
@@ -85,13 +88,19 @@ describe('CLI token safety', () => {
       { env },
     );
     assert.equal(wrong.code, 1);
-    assert.match(wrong.stderr, /^berth: the bearer token is not valid for 127\.0\.0\.1:\d+ \(it came from --token-file\)/);
+    assert.match(
+      wrong.stderr,
+      /^berth: the bearer token is not valid for 127\.0\.0\.1:\d+ \(it came from --token-file\)/,
+    );
     const given = await runModule(MAIN, ['status', '--api', `127.0.0.1:${other.port}`], {
       env: { ...env, BERTH_TOKEN: 'user-given' },
     });
     assert.equal(given.code, 1);
     assert.equal(other.seen.at(-1)?.authorization, 'Bearer user-given');
-    assert.match(given.stderr, /the bearer token is not valid for 127\.0\.0\.1:\d+ \(it came from \$BERTH_TOKEN\)/);
+    assert.match(
+      given.stderr,
+      /the bearer token is not valid for 127\.0\.0\.1:\d+ \(it came from \$BERTH_TOKEN\)/,
+    );
 
     await daemon.stop();
     assert.equal(existsSync(recorded), false, 'the address file goes with the daemon');

@@ -44,7 +44,7 @@ function get(socketPath: string, path: string): Promise<{ status: number; body: 
 
 /** Reads server-sent events until `until` matches one; returns every event seen. */
 function readEvents(socketPath: string, path: string, until: (event: string, data: unknown) => boolean) {
-  const seen: Array<{ event: string; data: unknown }> = [];
+  const seen: Array<{ event: string; data: unknown; id: number }> = [];
   let opened: () => void = () => {};
   const open = new Promise<void>((resolve) => {
     opened = resolve;
@@ -65,7 +65,7 @@ function readEvents(socketPath: string, path: string, until: (event: string, dat
           const data = /^data: (.*)$/m.exec(block)?.[1];
           if (event === undefined || data === undefined) continue;
           const parsed: unknown = JSON.parse(data);
-          seen.push({ event, data: parsed });
+          seen.push({ event, data: parsed, id: Number(/^id: (\d+)$/m.exec(block)?.[1]) });
           if (until(event, parsed)) {
             req.destroy();
             resolve(seen);
@@ -185,6 +185,11 @@ describe('cluster view in the daemon', () => {
     assert.deepEqual(
       events.map((e) => e.event),
       ['plugin-removed', 'node-removed'],
+    );
+    // Cluster events are numbered like /v1/events, so a client can resume with Last-Event-ID.
+    assert.ok(
+      events.every((e, i) => Number.isInteger(e.id) && (i === 0 || e.id > (events[i - 1]?.id ?? 0))),
+      JSON.stringify(events.map((e) => e.id)),
     );
   });
 

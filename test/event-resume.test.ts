@@ -6,7 +6,7 @@
  * connection is cut (a pausable TCP proxy stands between it and the daemon).
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
@@ -135,7 +135,10 @@ describe('resumable event streams', () => {
     assert.ok(first);
 
     await addPlugin(t, daemon, 'two');
-    await waitFor('the second registration', () => live.events().filter((e) => e.event === 'registered').length === 2);
+    await waitFor(
+      'the second registration',
+      () => live.events().filter((e) => e.event === 'registered').length === 2,
+    );
     const ids = live.events().map((e) => e.id);
     assert.deepEqual(
       ids,

@@ -301,7 +301,9 @@ describe('plugin manager: where berth is better than the kubelet', () => {
     const justDead = socket(path);
     assert.equal(justDead?.state, 'failed');
     assert.ok(
-      justDead?.retryAt !== undefined && justDead.retryAt > failed.at && justDead.retryAt <= clock.now() + 1_000,
+      justDead?.retryAt !== undefined &&
+        justDead.retryAt > failed.at &&
+        justDead.retryAt <= clock.now() + 1_000,
       `next probe at ${justDead?.retryAt}, now ${clock.now()}`,
     );
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { runCli } from './program.js';
+import { withCliHints } from './cli-hints.js';
+import { moveGlobalOptions, runCli } from './program.js';
 
 async function run(args: string[]) {
   const errors: string[] = [];
@@ -82,5 +83,48 @@ describe('berth command line', () => {
     assert.deepEqual(errors, [
       'berth: cannot reach the daemon at /nonexistent/berth.sock: no such socket (is `berth run` running?)',
     ]);
+  });
+
+  it('moves global options given before the command after it', () => {
+    assert.deepEqual(moveGlobalOptions(['--api', 'h:1', '-o', 'yaml', 'cluster', 'nodes']), [
+      'cluster',
+      'nodes',
+      '--api',
+      'h:1',
+      '-o',
+      'yaml',
+    ]);
+    assert.deepEqual(moveGlobalOptions(['--data-dir=/d', '--json', 'plugins', '--type', 't']), [
+      'plugins',
+      '--type',
+      't',
+      '--data-dir=/d',
+      '--json',
+    ]);
+    assert.deepEqual(moveGlobalOptions(['-ojson', 'pods', 'apply', '--', '-f']), [
+      'pods',
+      'apply',
+      '-ojson',
+      '--',
+      '-f',
+    ]);
+    // Nothing to move, or something that is not a global option: left for commander to judge.
+    assert.deepEqual(moveGlobalOptions(['plugins', '--api', 'x']), ['plugins', '--api', 'x']);
+    assert.deepEqual(moveGlobalOptions(['--bogus', 'plugins']), ['--bogus', 'plugins']);
+    assert.deepEqual(moveGlobalOptions(['--api', 'x']), ['--api', 'x']);
+  });
+
+  it("names the berth command in the daemon's list hints", () => {
+    assert.equal(
+      withCliHints(
+        "plugin p for type t not found; list registered plugins with GET /v1/plugins (encode a '/' in a name as %2F)",
+      ),
+      'plugin p for type t not found; list them with `berth plugins`',
+    );
+    assert.equal(
+      withCliHints('device resource r is not known; list resources with GET /v1/devices'),
+      'device resource r is not known; list them with `berth devices`',
+    );
+    assert.equal(withCliHints('see GET /v1/unknown'), 'see GET /v1/unknown');
   });
 });

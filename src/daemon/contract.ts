@@ -21,6 +21,7 @@ export type {
   SocketView,
   StatusView,
 } from './api/wire-types.js';
+export { isRecordedAddress, readApiAddresses } from './api-address-file.js';
 export {
   BUILTIN_HANDLER_TYPES,
   DEFAULTS,
@@ -38,4 +39,3 @@ export {
 } from './config/defaults.js';
 export { formatHostPort, parseHostPort, type TcpAddress } from './config/listen-address.js';
 export { berthVersion } from './version.js';
-export { isRecordedAddress, readApiAddresses } from './api-address-file.js';

@@ -127,7 +127,9 @@ describe('EventBus', () => {
     const resumed = bus.subscribe(undefined, { queueSize: 10, after: ids[0] as number });
     bus.publish(discovered(4));
     assert.deepEqual(
-      (await takeItems(resumed, 3)).map((item) => (item.kind === 'event' ? [item.id, item.event.at] : item.kind)),
+      (await takeItems(resumed, 3)).map((item) =>
+        item.kind === 'event' ? [item.id, item.event.at] : item.kind,
+      ),
       [
         [ids[1], 2],
         [ids[2], 3],

@@ -119,8 +119,7 @@ export class EventBus<T = PluginEvent> implements Lifecycle {
   constructor(options: EventBusOptions<T>) {
     this.#clock = options.clock;
     this.#onPublish = options.onPublish;
-    this.#matches =
-      options.matches ?? ((event, filter) => matchesPluginType(event as PluginEvent, filter));
+    this.#matches = options.matches ?? ((event, filter) => matchesPluginType(event as PluginEvent, filter));
     this.#ringSize = Math.max(0, options.ringSize ?? 0);
     this.#lastId = firstId(options.clock);
   }
