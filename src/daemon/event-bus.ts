@@ -6,6 +6,7 @@ import {
   type LifecycleState,
   type PluginEvent,
 } from '../common/index.js';
+import { DEFAULT_EVENT_RING_SIZE } from './event-bus-options.js';
 
 /**
  * What a subscriber receives: an event with its id; `lagged` when its queue
@@ -42,7 +43,7 @@ export interface EventSubscribeOptions {
 
 export interface EventBusOptions<T> {
   clock: Clock;
-  /** Most recent events held for subscribers that resume (`after`); default 0, none. */
+  /** Most recent events held for subscribers that resume (`after`); 0 holds none. Default DEFAULT_EVENT_RING_SIZE. */
   ringSize?: number;
   /** Sees every published event (metrics, logs). */
   onPublish?: (event: T) => void;
@@ -120,7 +121,7 @@ export class EventBus<T = PluginEvent> implements Lifecycle {
     this.#clock = options.clock;
     this.#onPublish = options.onPublish;
     this.#matches = options.matches ?? ((event, filter) => matchesPluginType(event as PluginEvent, filter));
-    this.#ringSize = Math.max(0, options.ringSize ?? 0);
+    this.#ringSize = Math.max(0, options.ringSize ?? DEFAULT_EVENT_RING_SIZE);
     this.#lastId = firstId(options.clock);
   }
 

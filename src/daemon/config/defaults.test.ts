@@ -17,6 +17,7 @@ import {
 } from '../../objects/index.js';
 import { DEFAULT_LIVENESS, DEFAULT_RESYNC_PERIOD_MS } from '../../plugin-manager/index.js';
 import { DEFAULT_RESCAN_INTERVAL_MS } from '../../watcher/index.js';
+import { DEFAULT_EVENT_RING_SIZE } from '../event-bus-options.js';
 import { parseConfigDocument, resolveDaemonConfig } from './config.js';
 import { OBJECT_STRATEGIES } from './config-schema.js';
 import { BUILTIN_HANDLER_TYPES, DEFAULTS } from './defaults.js';
@@ -36,6 +37,7 @@ const PAIRS: Array<[unknown, unknown, string]> = [
   [DEFAULTS.objectStrategy, DEFAULT_CHANGE_DETECTION_STRATEGY, 'object change-detection strategy'],
   [DEFAULTS.objectTtlMs, DEFAULT_OBJECT_TTL_MS, 'object TTL (Cache strategy)'],
   [DEFAULTS.mode, DEFAULT_BERTH_MODE, 'plugin manager mode'],
+  [DEFAULTS.apiEventRingSize, DEFAULT_EVENT_RING_SIZE, 'event ring (Last-Event-ID replay)'],
 ];
 
 describe('daemon defaults', () => {

@@ -4,6 +4,7 @@ import { DEFAULT_CHANGE_DETECTION_STRATEGY, DEFAULT_OBJECT_TTL_MS } from '../../
 import { DEFAULT_LIVENESS } from '../../plugin-manager/liveness-options.js';
 import { DEFAULT_RESYNC_PERIOD_MS } from '../../reconciler/reconciler-options.js';
 import { DEFAULT_RESCAN_INTERVAL_MS } from '../../watcher/plugin-watcher-options.js';
+import { DEFAULT_EVENT_RING_SIZE } from '../event-bus-options.js';
 
 /**
  * Every default of the daemon, in one place. A component's own default is
@@ -48,7 +49,7 @@ export const DEFAULTS = {
   /** Event-stream clients at once, per listener (the unix socket and TCP each have this many). */
   apiMaxEventStreams: 64,
   /** Recent events kept per stream route for clients that reconnect with Last-Event-ID. */
-  apiEventRingSize: 1024,
+  apiEventRingSize: DEFAULT_EVENT_RING_SIZE,
   /** Unread bytes one /v1/events client may leave before it is cut off with `lagged`. */
   apiEventStreamBufferBytes: 1024 * 1024,
   /** Time a client has to send its request headers. */
