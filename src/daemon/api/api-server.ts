@@ -106,8 +106,7 @@ export async function createApiApp(backend: ApiBackend, options: ApiAppOptions):
   draRoutes(app, backend.dra);
   if (backend.devices) deviceRoutes(app, backend.devices);
   healthRoutes(app, {
-    isReady: () => backend.isReady(),
-    readinessProblem: () => backend.readinessProblem?.(),
+    readiness: () => backend.readiness(),
     status: () => backend.status(),
     metrics: backend.metrics,
   });

@@ -7,7 +7,7 @@ import type { RequestHandler } from './api-server.js';
 import { errorBody } from './http-errors.js';
 
 /** Routes a TCP client may call without a token (orchestrator probes). */
-const ANONYMOUS_PATHS = new Set(['/healthz', '/readyz']);
+const ANONYMOUS_PATHS = new Set(['/healthz', '/livez', '/readyz']);
 
 export interface TcpAccessOptions {
   /** The bearer token every other route needs. */
