@@ -63,7 +63,9 @@ export class Readiness {
       } catch (err) {
         problem = `the check failed: ${errorMessage(err)}`;
       }
-      return problem === undefined ? { name: check.name, ok: true } : { name: check.name, ok: false, reason: problem };
+      return problem === undefined
+        ? { name: check.name, ok: true }
+        : { name: check.name, ok: false, reason: problem };
     });
     const report = { ready: checks.every((check) => check.ok), checks };
     if (report.ready !== this.#last) {

@@ -75,7 +75,9 @@ export function buildStatus(input: StatusInput): StatusView {
     storage: {
       path: config.statePath,
       health: storageHealthView(input.storageHealth),
-      recreated: input.recreated ? { at: isoTime(input.recreated.at), message: input.recreated.message } : null,
+      recreated: input.recreated
+        ? { at: isoTime(input.recreated.at), message: input.recreated.message }
+        : null,
       corruption: corruption
         ? {
             path: corruption.path,

@@ -29,12 +29,14 @@ export function healthRoutes(app: FastifyInstance, options: HealthRouteOptions):
     }
     if (report.ready) return { ready: true } satisfies ReadyResponse;
     const failed = report.checks.filter((check) => !check.ok);
-    return reply.code(503).send(
-      errorBody(
-        'BERTH_NOT_READY',
-        `berth is not ready: ${failed.map((check) => `${check.name}: ${check.reason ?? 'failed'}`).join('; ')}`,
-      ),
-    );
+    return reply
+      .code(503)
+      .send(
+        errorBody(
+          'BERTH_NOT_READY',
+          `berth is not ready: ${failed.map((check) => `${check.name}: ${check.reason ?? 'failed'}`).join('; ')}`,
+        ),
+      );
   });
 
   app.get('/metrics', async (_request, reply) => {
