@@ -176,6 +176,8 @@ export const configFileSchema = z.strictObject({
       eventStreamBufferBytes: positiveInt.optional(),
       headersTimeout: positiveDuration.optional(),
       idleTimeout: positiveDuration.optional(),
+      maxUnauthenticatedConnections: positiveInt.optional(),
+      unauthenticatedIdleTimeout: positiveDuration.optional(),
     })
     .optional(),
   tls: z

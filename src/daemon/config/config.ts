@@ -90,6 +90,9 @@ export interface DaemonConfig {
     eventStreamBufferBytes: number;
     headersTimeoutMs: number;
     idleTimeoutMs: number;
+    /** TCP connections that have not authenticated yet: their own cap (oldest idle closed over it) and idle timeout. */
+    maxUnauthenticatedConnections: number;
+    unauthenticatedIdleTimeoutMs: number;
     /** Serve /metrics on TCP without the token. */
     metricsAnonymous: boolean;
   };
@@ -350,6 +353,10 @@ export function resolveDaemonConfig(
       eventStreamBufferBytes: file.api?.eventStreamBufferBytes ?? DEFAULTS.apiEventStreamBufferBytes,
       headersTimeoutMs: file.api?.headersTimeout ?? DEFAULTS.apiHeadersTimeoutMs,
       idleTimeoutMs: file.api?.idleTimeout ?? DEFAULTS.apiIdleTimeoutMs,
+      maxUnauthenticatedConnections:
+        file.api?.maxUnauthenticatedConnections ?? DEFAULTS.apiMaxUnauthenticatedConnections,
+      unauthenticatedIdleTimeoutMs:
+        file.api?.unauthenticatedIdleTimeout ?? DEFAULTS.apiUnauthenticatedIdleTimeoutMs,
       metricsAnonymous: file.metrics?.anonymous ?? false,
     },
   };

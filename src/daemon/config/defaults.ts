@@ -53,6 +53,10 @@ export const DEFAULTS = {
   apiHeadersTimeoutMs: 10_000,
   /** A connection idle this long is closed (event streams send a heartbeat every 15 s). */
   apiIdleTimeoutMs: 60_000,
+  /** TCP connections without credentials yet, per listener; over it the oldest idle one is closed. */
+  apiMaxUnauthenticatedConnections: 64,
+  /** A TCP connection without credentials yet is closed after this long idle. */
+  apiUnauthenticatedIdleTimeoutMs: 5_000,
 } as const;
 
 /** Log levels `--log-level` and `logLevel` accept (pino's). */
