@@ -310,6 +310,7 @@ export class Daemon implements AsyncDisposable {
       clock,
       logger: logger.child({ component: 'api' }),
       bodyLimitBytes: config.api.bodyLimitBytes,
+      podBodyLimitBytes: config.objects.maxPodBytes,
       sseQueueSize: config.api.sseQueueSize,
       // A heartbeat well inside the idle timeout keeps idle event streams open.
       sseHeartbeatMs: Math.min(config.api.sseHeartbeatMs, Math.floor(config.api.idleTimeoutMs / 2)),
@@ -370,6 +371,8 @@ export class Daemon implements AsyncDisposable {
         },
         secretNames: (pod) => references.getSecretNames(pod as ObjectsPod),
         configMapNames: (pod) => references.getConfigMapNames(pod as ObjectsPod),
+        maxPods: this.config.objects.maxPods,
+        maxReferencesPerPod: this.config.objects.maxReferencesPerPod,
       }),
       objects: meteredReader(
         {

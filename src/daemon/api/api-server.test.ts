@@ -79,6 +79,8 @@ function standIns() {
       },
       secretNames: () => ['s1'],
       configMapNames: () => [],
+      maxPods: 100,
+      maxReferencesPerPod: 100,
     }),
     objects: {
       async get(resource, namespace, name) {

@@ -19,6 +19,8 @@ export interface ApiAppOptions {
   clock: Clock;
   logger: Logger;
   bodyLimitBytes: number;
+  /** Largest PUT /v1/pods body (`objects.maxPodBytes`); default bodyLimitBytes. */
+  podBodyLimitBytes?: number;
   sseQueueSize: number;
   sseHeartbeatMs: number;
   /** Most /v1/events clients at once (default unbounded). */
@@ -94,7 +96,7 @@ export async function createApiApp(backend: ApiBackend, options: ApiAppOptions):
       : { maxBufferedBytes: options.eventStreamBufferBytes }),
     ...(options.onLimit === undefined ? {} : { onLimit: options.onLimit }),
   });
-  podRoutes(app, backend.pods);
+  podRoutes(app, backend.pods, options.podBodyLimitBytes ?? options.bodyLimitBytes);
   clusterRoutes(app, backend.cluster ?? (() => undefined), {
     clock: options.clock,
     logger: options.logger,

@@ -164,6 +164,9 @@ export const configFileSchema = z.strictObject({
       source: objectSource.optional(),
       strategy: oneOf(OBJECT_STRATEGIES).optional(),
       ttl: duration.optional(),
+      maxPods: positiveInt.optional(),
+      maxReferencesPerPod: positiveInt.optional(),
+      maxPodBytes: positiveInt.optional(),
     })
     .optional(),
   shutdownTimeout: positiveDuration.optional(),

@@ -75,7 +75,15 @@ export interface DaemonConfig {
   backoff: BackoffPolicy;
   liveness: { periodMs: number; timeoutMs: number; failureThreshold: number; pingsPerPeriod: number } | false;
   registry: { subscriberQueueSize: number };
-  objects: { source: ObjectSourceConfig; strategy: ObjectStrategy; ttlMs: number };
+  objects: {
+    source: ObjectSourceConfig;
+    strategy: ObjectStrategy;
+    ttlMs: number;
+    /** Caps on what PUT /v1/pods accepts: pods at once, distinct objects one pod references, its JSON size. */
+    maxPods: number;
+    maxReferencesPerPod: number;
+    maxPodBytes: number;
+  };
   shutdownTimeoutMs: number;
   api: {
     bodyLimitBytes: number;
@@ -339,6 +347,9 @@ export function resolveDaemonConfig(
       ),
       strategy: file.objects?.strategy ?? DEFAULTS.objectStrategy,
       ttlMs: file.objects?.ttl ?? DEFAULTS.objectTtlMs,
+      maxPods: file.objects?.maxPods ?? DEFAULTS.maxPods,
+      maxReferencesPerPod: file.objects?.maxReferencesPerPod ?? DEFAULTS.maxReferencesPerPod,
+      maxPodBytes: file.objects?.maxPodBytes ?? DEFAULTS.maxPodBytes,
     },
     shutdownTimeoutMs: file.shutdownTimeout ?? DEFAULTS.shutdownTimeoutMs,
     handlerOptions: resolveHandlerOptions(file, fromFile),

@@ -1,6 +1,12 @@
 import { DEFAULT_BERTH_MODE } from '../../common/index.js';
 import { DEFAULT_EXECUTOR_BACKOFF, DEFAULT_EXECUTOR_TIMEOUTS } from '../../executor/executor-options.js';
-import { DEFAULT_CHANGE_DETECTION_STRATEGY, DEFAULT_OBJECT_TTL_MS } from '../../objects/objects-options.js';
+import {
+  DEFAULT_CHANGE_DETECTION_STRATEGY,
+  DEFAULT_MAX_POD_BYTES,
+  DEFAULT_MAX_PODS,
+  DEFAULT_MAX_REFERENCES_PER_POD,
+  DEFAULT_OBJECT_TTL_MS,
+} from '../../objects/objects-options.js';
 import { DEFAULT_LIVENESS } from '../../plugin-manager/liveness-options.js';
 import { DEFAULT_RESYNC_PERIOD_MS } from '../../reconciler/reconciler-options.js';
 import { DEFAULT_RESCAN_INTERVAL_MS } from '../../watcher/plugin-watcher-options.js';
@@ -37,6 +43,9 @@ export const DEFAULTS = {
   subscriberQueueSize: 1024,
   objectStrategy: DEFAULT_CHANGE_DETECTION_STRATEGY,
   objectTtlMs: DEFAULT_OBJECT_TTL_MS,
+  maxPods: DEFAULT_MAX_PODS,
+  maxReferencesPerPod: DEFAULT_MAX_REFERENCES_PER_POD,
+  maxPodBytes: DEFAULT_MAX_POD_BYTES,
   shutdownTimeoutMs: 10_000,
   /** Events held for one slow /v1/events client before older ones are dropped (a `lagged` marker says so). */
   sseQueueSize: 1024,
