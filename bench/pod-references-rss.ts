@@ -89,10 +89,8 @@ async function main(): Promise<void> {
     }
     await sleep(10_000);
     const after = rssMb(pid);
-    const counts = statuses.reduce<Record<number, number>>(
-      (acc, s) => ({ ...acc, [s]: (acc[s] ?? 0) + 1 }),
-      {},
-    );
+    const counts: Record<number, number> = {};
+    for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;
     console.log(
       JSON.stringify({ caps: raised ? 'raised' : 'default', puts: counts, rssMb: { before, peak, after } }),
     );
