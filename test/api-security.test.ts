@@ -304,9 +304,62 @@ describe('API security', () => {
     const notReady = await call(unix, 'GET', '/readyz');
     assertErrorShape(notReady, 503, 'BERTH_NOT_READY');
     assert.match(notReady.json.error.message, /is not a directory/);
+    const status = (await call(unix, 'GET', '/v1/status')).json;
+    assert.equal(status.ready, false, '/v1/status agrees with /readyz');
+    assert.deepEqual(
+      status.readiness.map((c: { name: string; ok: boolean }) => [c.name, c.ok]),
+      [
+        ['started', true],
+        ['plugins-dir', false],
+        ['storage', true],
+      ],
+    );
+    const verbose = await call(unix, 'GET', '/readyz?verbose');
+    assert.equal(verbose.status, 503);
+    assert.match(
+      verbose.text,
+      /^\[\+\]started ok\n\[-\]plugins-dir failed: .*is not a directory\n\[\+\]storage ok\nreadyz check failed\n$/,
+    );
+    assert.equal(
+      (await call(unix, 'GET', '/livez')).status,
+      200,
+      'liveness does not depend on the plugins directory',
+    );
     rmSync(daemon.config.pluginsDir);
     execFileSync('mkdir', [daemon.config.pluginsDir]);
     assert.equal((await call(unix, 'GET', '/readyz')).status, 200);
+    assert.equal((await call(unix, 'GET', '/v1/status')).json.ready, true);
+  });
+
+  it('gives tokenless TCP connections a cap and idle timeout of their own: probes and token holders still get in', async (t) => {
+    await using dir = createTempDir('berth-sec-');
+    const daemon = await startDaemon(dir, {
+      api: { maxConnections: 16, maxUnauthenticatedConnections: 4, unauthenticatedIdleTimeout: 1000 },
+    });
+    t.after(() => daemon.stop());
+    const port = daemon.apiAddress.tcp?.port as number;
+    const token = readFileSync(join(dir.path, 'api-token'), 'utf8').trim();
+    const idle: Socket[] = [];
+    let closed = 0;
+    t.after(() => {
+      for (const socket of idle) socket.destroy();
+    });
+    // More idle tokenless connections than both caps.
+    for (let i = 0; i < 24; i += 1) {
+      const socket = await openIdleTcp(port);
+      socket.once('close', () => (closed += 1));
+      idle.push(socket);
+    }
+    await waitFor('the oldest idle tokenless connections are closed to make room', () => closed >= 20);
+    for (const path of ['/healthz', '/livez', '/readyz']) {
+      assert.equal((await call({ port }, 'GET', path)).status, 200, `${path} over TCP`);
+    }
+    const authed = await call({ port }, 'GET', '/v1/plugins', { authorization: `Bearer ${token}` });
+    assert.equal(authed.status, 200, 'an authenticated request succeeds');
+    // The rest go after the short idle timeout, well before api.idleTimeout (60 s).
+    await waitFor('every idle tokenless connection is closed', () => closed === 24, { timeoutMs: 10_000 });
+    const metrics = await call({ port }, 'GET', '/metrics', { authorization: `Bearer ${token}` });
+    assert.match(metrics.text, /berth_api_limit_hits_total\{limit="unauthenticated-connections"\} [1-9]/);
   });
 });
 
@@ -323,6 +376,13 @@ function openStream(socketPath: string): Promise<Socket> {
 }
 
 /** A connection that sends nothing (it counts against api.maxConnections). */
+function openIdleTcp(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => resolve(socket));
+    socket.once('error', reject);
+  });
+}
+
 function openIdle(socketPath: string): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const socket = connect(socketPath, () => resolve(socket));

@@ -47,6 +47,8 @@ export const ERROR_CODES = {
   BERTH_NOT_FOUND: 'An API route or resource does not exist.',
   BERTH_BAD_REQUEST: 'An API request was malformed.',
   BERTH_PAYLOAD_TOO_LARGE: 'An API request body was larger than allowed.',
+  BERTH_LIMIT_EXCEEDED:
+    'A request would exceed a documented cap (pods per node, references per pod); the message names the config key.',
   BERTH_NOT_READY: 'The daemon is still starting (state restore, first scan) or is shutting down.',
   BERTH_DAEMON_RUNNING: 'Another berth daemon already serves the API socket of this data directory.',
   BERTH_PLUGINS_DIR_LOCKED:

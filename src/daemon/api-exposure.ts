@@ -11,7 +11,13 @@ import type { DaemonConfig } from './config/config.js';
 import type { TcpAddress } from './config/listen-address.js';
 
 /** What `api.*` limits were hit, by which limit, for the `berth_api_limit_hits_total` metric. */
-export type ApiLimit = 'connections' | 'event-streams' | 'lagged' | 'unauthorized' | 'host';
+export type ApiLimit =
+  | 'connections'
+  | 'unauthenticated-connections'
+  | 'event-streams'
+  | 'lagged'
+  | 'unauthorized'
+  | 'host';
 
 export interface ApiLimitMetrics {
   hit(limit: ApiLimit): void;
@@ -20,7 +26,7 @@ export interface ApiLimitMetrics {
 export function createApiLimitMetrics(registry: Registry): ApiLimitMetrics {
   const hits = new Counter({
     name: 'berth_api_limit_hits_total',
-    help: 'API requests or connections refused or cut off by a limit: connections (api.maxConnections), event-streams (api.maxEventStreams), lagged (an event-stream client cut off), unauthorized (TCP without a valid token), host (Host header not allowed).',
+    help: 'API requests or connections refused or cut off by a limit: connections (api.maxConnections), unauthenticated-connections (an idle tokenless TCP connection closed for api.maxUnauthenticatedConnections), event-streams (api.maxEventStreams), lagged (an event-stream client cut off), unauthorized (TCP without a valid token), host (Host header not allowed).',
     labelNames: ['limit'] as const,
     registers: [registry],
   });
@@ -37,7 +43,9 @@ export interface ServedApi {
  * unix socket (0600, no token), and with `listen` TCP, where every request
  * first passes the Host check and (except /healthz and /readyz) the bearer
  * token or a verified client certificate. Both listeners are bounded by the
- * `api.*` connection limits. The token file is created on first start.
+ * `api.*` connection limits; on TCP, connections that have not shown
+ * credentials yet also have a cap and a short idle timeout of their own. The
+ * token file is created on first start.
  */
 export async function serveApi(
   handler: RequestHandler,
@@ -67,7 +75,15 @@ export async function serveApi(
     clientCertAuthenticates: tls?.ca !== undefined,
     onRefused: (reason) => metrics.hit(reason),
   });
-  const tcp = await listenTcp(guarded, config.listen, { limits, ...(tls ? { tls } : {}) });
+  const tcpLimits: ConnectionLimits = {
+    ...limits,
+    unauthenticated: {
+      maxConnections: config.api.maxUnauthenticatedConnections,
+      idleTimeoutMs: config.api.unauthenticatedIdleTimeoutMs,
+    },
+    onEvicted: () => metrics.hit('unauthenticated-connections'),
+  };
+  const tcp = await listenTcp(guarded, config.listen, { limits: tcpLimits, ...(tls ? { tls } : {}) });
   servers.push(tcp.server);
   onServer(tcp.server);
   return { servers, tcp: tcp.address };

@@ -28,7 +28,7 @@ import { meteredReader, meteredSource } from './metered-objects.js';
 import { createDaemonMetrics, type DaemonMetrics } from './metrics.js';
 import { createConfiguredSource } from './object-source.js';
 import { createPodRegistry } from './pod-registry.js';
-import { pluginsDirProblem } from './readiness.js';
+import { pluginsDirProblem, Readiness } from './readiness.js';
 import { acquireRegistrarLock, type RegistrarLock } from './registrar-lock.js';
 import { buildStatus } from './status.js';
 import { type StoppableChild, stopInReverse } from './stop-in-reverse.js';
@@ -97,6 +97,10 @@ export class Daemon implements AsyncDisposable {
   #apiAddress: ApiAddress | undefined;
   #cluster: DaemonCluster | undefined;
   #lock: RegistrarLock | undefined;
+  /** The last time the state database vanished and was re-created from memory. */
+  #recreated: { at: number; message: string } | undefined;
+  /** berth's one notion of ready: /readyz, /readyz?verbose and /v1/status read it. */
+  readonly readiness: Readiness;
 
   constructor(config: DaemonConfig, deps: DaemonDeps) {
     this.config = config;
@@ -118,6 +122,30 @@ export class Daemon implements AsyncDisposable {
       ...(deps.logLinesDropped === undefined ? {} : { logLinesDropped: deps.logLinesDropped }),
     });
     this.#apiLimits = createApiLimitMetrics(this.#metrics.registry);
+    this.readiness = new Readiness({
+      clock: this.#clock,
+      logger: this.#logger,
+      checks: [
+        {
+          name: 'started',
+          problem: () => {
+            if (this.#state === 'ready') return undefined;
+            return this.#state === 'new' || this.#state === 'starting'
+              ? 'restoring state and scanning plugins'
+              : 'shutting down';
+          },
+        },
+        { name: 'plugins-dir', problem: () => pluginsDirProblem(this.config.pluginsDir) },
+        {
+          name: 'storage',
+          problem: () => {
+            const health = this.#registry?.storageHealth();
+            if (health?.state !== 'failing') return undefined;
+            return `registry writes are failing: ${health.lastError.message}`;
+          },
+        },
+      ],
+    });
   }
 
   get #apiAddressPath(): string {
@@ -212,6 +240,9 @@ export class Daemon implements AsyncDisposable {
         },
       });
       this.#storage = storage;
+      storage.onRecreated((error) => {
+        this.#recreated = { at: clock.now(), message: error.message };
+      });
       await storage.start();
     }
 
@@ -297,6 +328,7 @@ export class Daemon implements AsyncDisposable {
       clock,
       logger: logger.child({ component: 'api' }),
       bodyLimitBytes: config.api.bodyLimitBytes,
+      podBodyLimitBytes: config.objects.maxPodBytes,
       sseQueueSize: config.api.sseQueueSize,
       // A heartbeat well inside the idle timeout keeps idle event streams open.
       sseHeartbeatMs: Math.min(config.api.sseHeartbeatMs, Math.floor(config.api.idleTimeoutMs / 2)),
@@ -359,6 +391,8 @@ export class Daemon implements AsyncDisposable {
         },
         secretNames: (pod) => references.getSecretNames(pod as ObjectsPod),
         configMapNames: (pod) => references.getConfigMapNames(pod as ObjectsPod),
+        maxPods: this.config.objects.maxPods,
+        maxReferencesPerPod: this.config.objects.maxReferencesPerPod,
       }),
       objects: meteredReader(
         {
@@ -373,9 +407,8 @@ export class Daemon implements AsyncDisposable {
         contentType: this.#metrics.registry.contentType,
         render: () => this.#metrics.registry.metrics(),
       },
-      // Not ready while the plugins directory cannot be watched or registry writes fail.
-      isReady: () => this.#state === 'ready' && this.#readinessProblem(registry) === undefined,
-      readinessProblem: () => this.#readinessProblem(registry),
+      // Not ready while starting or stopping, the plugins directory cannot be watched, or registry writes fail.
+      readiness: () => this.readiness.evaluate(),
       csi: handlers.builtin.CSIPlugin,
       dra: handlers.builtin.DRAPlugin,
       cluster: () => this.#cluster?.api,
@@ -399,6 +432,8 @@ export class Daemon implements AsyncDisposable {
           sseClients: this.#bus.subscriberCount + this.#clusterBus.subscriberCount,
           corruption: this.#corruption,
           storageHealth: registry.storageHealth(),
+          readiness: this.readiness.evaluate(),
+          recreated: this.#recreated,
         }),
     };
   }
@@ -408,24 +443,15 @@ export class Daemon implements AsyncDisposable {
     this.#handlers?.versions.set(type, [...versions]);
   }
 
-  /** What systemd is told (service-status.ts): ready as /readyz says, and the plugins registered. */
+  /** What systemd is told (service-status.ts): ready as /readyz says (the one readiness), and the plugins registered. */
   serviceState(): { ready: boolean; problem?: string; plugins: number } {
+    const report = this.readiness.evaluate();
     const registry = this.#registry;
-    if (this.#state !== 'ready' || registry === undefined)
-      return { ready: false, problem: this.#state, plugins: 0 };
-    const problem = this.#readinessProblem(registry);
     let plugins = 0;
-    for (const type of registry.types()) plugins += registry.listPlugins(type)?.length ?? 0;
-    return problem === undefined ? { ready: true, plugins } : { ready: false, problem, plugins };
-  }
-
-  /** Why a started daemon is not ready: a plugins directory it cannot watch, or failing registry writes. */
-  #readinessProblem(registry: Registry): string | undefined {
-    const dir = pluginsDirProblem(this.config.pluginsDir);
-    if (dir !== undefined) return dir;
-    const health = registry.storageHealth();
-    if (health.state === 'failing') return `registry writes are failing: ${health.lastError.message}`;
-    return undefined;
+    for (const type of registry?.types() ?? []) plugins += registry?.listPlugins(type)?.length ?? 0;
+    if (report.ready) return { ready: true, plugins };
+    const failed = report.checks.find((check) => !check.ok);
+    return { ready: false, problem: `${failed?.name}: ${failed?.reason ?? 'failed'}`, plugins };
   }
 
   /**
@@ -441,6 +467,7 @@ export class Daemon implements AsyncDisposable {
   async #stop(): Promise<void> {
     const wasReady = this.#state === 'ready';
     this.#state = 'stopping';
+    this.readiness.stop();
     this.#abort.abort(new BerthError('BERTH_SHUT_DOWN', 'the daemon is stopping'));
     // The children in start order (the full API takes over last, so its streams end first);
     // stopInReverse stops them newest first under the shutdown deadline.

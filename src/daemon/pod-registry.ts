@@ -1,3 +1,4 @@
+import { BerthError } from '../common/index.js';
 import type { PodDocument, PodRegistry, PodSummary } from './api/api-types.js';
 
 /** The object manager's pod side: registering a pod registers it with the secret and configmap managers. */
@@ -11,6 +12,10 @@ export interface PodRegistryOptions {
   /** The names a pod references (the object manager's extractors); shown by GET /v1/pods. */
   secretNames(pod: PodDocument): Iterable<string>;
   configMapNames(pod: PodDocument): Iterable<string>;
+  /** Pods registered at once (`objects.maxPods`); a new one over it is refused. */
+  maxPods: number;
+  /** Distinct secrets plus configmaps one pod may reference (`objects.maxReferencesPerPod`). */
+  maxReferencesPerPod: number;
 }
 
 /**
@@ -34,6 +39,28 @@ export function createPodRegistry(options: PodRegistryOptions): PodRegistry {
     apply(pod) {
       const key = keyOf(pod.metadata.namespace, pod.metadata.name);
       const previous = pods.get(key);
+      // Checked before anything is registered: a refused pod costs nothing.
+      const references = new Set(options.secretNames(pod)).size + new Set(options.configMapNames(pod)).size;
+      if (references > options.maxReferencesPerPod) {
+        throw new BerthError(
+          'BERTH_LIMIT_EXCEEDED',
+          `pod ${key} references ${references} secrets and configmaps, more than objects.maxReferencesPerPod (${options.maxReferencesPerPod})`,
+          {
+            details: {
+              limit: 'objects.maxReferencesPerPod',
+              max: options.maxReferencesPerPod,
+              got: references,
+            },
+          },
+        );
+      }
+      if (previous === undefined && pods.size >= options.maxPods) {
+        throw new BerthError(
+          'BERTH_LIMIT_EXCEEDED',
+          `${pods.size} pods are registered, the most objects.maxPods (${options.maxPods}) allows; delete one first`,
+          { details: { limit: 'objects.maxPods', max: options.maxPods } },
+        );
+      }
       if (previous && previous.metadata.uid !== pod.metadata.uid) options.manager.unregisterPod(previous);
       options.manager.registerPod(pod);
       pods.set(key, pod);

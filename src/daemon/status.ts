@@ -3,7 +3,7 @@ import type { StorageHealth } from '../registry/index.js';
 import type { StorageCorruptionReport } from '../storage/index.js';
 import type { PluginCatalog, SocketStatus } from './api/api-types.js';
 import { isoTime } from './api/views.js';
-import type { StatusView, StorageHealthView } from './api/wire-types.js';
+import type { ReadinessView, StatusView, StorageHealthView } from './api/wire-types.js';
 import type { DaemonConfig } from './config/config.js';
 
 export interface StatusInput {
@@ -20,6 +20,10 @@ export interface StatusInput {
   corruption: StorageCorruptionReport | undefined;
   /** Whether registry writes reach the database (registry.storageHealth()). */
   storageHealth?: StorageHealth;
+  /** The daemon's readiness (the same as /readyz). */
+  readiness: ReadinessView;
+  /** The last time the state database vanished and was re-created, if it did. */
+  recreated?: { at: number; message: string } | undefined;
 }
 
 /** The GET /v1/status document (and `berth status`). */
@@ -47,7 +51,8 @@ export function buildStatus(input: StatusInput): StatusView {
     version: input.version,
     pid: process.pid,
     state: input.state,
-    ready: input.state === 'ready',
+    ready: input.readiness.ready,
+    readiness: input.readiness.checks,
     startedAt: isoTime(input.startedAt),
     uptimeSeconds: Math.max(0, Math.round((input.now - input.startedAt) / 1000)),
     dataDir: config.dataDir,
@@ -70,6 +75,9 @@ export function buildStatus(input: StatusInput): StatusView {
     storage: {
       path: config.statePath,
       health: storageHealthView(input.storageHealth),
+      recreated: input.recreated
+        ? { at: isoTime(input.recreated.at), message: input.recreated.message }
+        : null,
       corruption: corruption
         ? {
             path: corruption.path,

@@ -27,6 +27,13 @@ export const DEFAULT_REFLECTOR_BACKOFF: BackoffPolicy = { initialMs: 800, maxMs:
 /** A list+watch cycle that lasted this long counts as healthy: the next failure backs off from the start. */
 export const REFLECTOR_BACKOFF_RESET_MS = 120_000;
 
+/** Pods registered at once (the kubelet's default maxPods); one more is refused. */
+export const DEFAULT_MAX_PODS = 110;
+/** Distinct secrets and configmaps one pod may reference; each costs a watch or cache entry. */
+export const DEFAULT_MAX_REFERENCES_PER_POD = 256;
+/** Largest pod document accepted (bytes of JSON); Kubernetes stores objects up to 1.5 MiB. */
+export const DEFAULT_MAX_POD_BYTES = 1024 * 1024;
+
 /** The object manager's defaults as one record (what the daemon's config defaults import). */
 export const OBJECT_DEFAULTS = {
   strategy: DEFAULT_CHANGE_DETECTION_STRATEGY,

@@ -287,6 +287,13 @@ class BerthPluginManager implements PluginManager {
     return this.#watcher.rescan();
   }
 
+  retryStorageFailures(): number {
+    const reset = this.#reconciler.retryFailed((error) => causedBy(error, 'BERTH_STORAGE_FAILED'));
+    if (reset > 0)
+      this.#logger.info({ sockets: reset }, 'storage works again: retrying the registrations it refused');
+    return reset;
+  }
+
   sockets(): SocketStatus[] {
     this.#pruneDead();
     return socketStatuses({
@@ -511,4 +518,12 @@ function registeredPlugin(info: PluginInfo, registeredAt: number, mode: BerthMod
     registeredAt,
     observed: mode === 'observe',
   };
+}
+
+/** Whether `code` is the error's own or one of its causes' (a handler's failure wraps the registry's). */
+function causedBy(error: unknown, code: string): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    if ((e as { code?: unknown }).code === code) return true;
+  }
+  return false;
 }

@@ -173,6 +173,12 @@ export interface PluginManager extends Lifecycle {
   socket(socketPath: string): SocketStatus | undefined;
   /** Socket paths of the plugins registered right now. */
   liveSocketPaths(): Set<string>;
+  /**
+   * Retries now, without waiting out their backoff, the registrations that
+   * failed because berth's storage could not persist them (BERTH_STORAGE_FAILED
+   * anywhere in the error's causes); returns how many. Called when writes work again.
+   */
+  retryStorageFailures(): number;
   /** Subscribes to the manager's PluginEvents (besides options.onEvent); returns an unsubscribe function. */
   subscribe(listener: (event: PluginEvent) => void): () => void;
   readonly metricsRegistry: Registry;

@@ -91,6 +91,8 @@ class BerthPluginNode implements PluginNode {
       clock,
       logger: logger.child({ component: 'registry' }),
       ...(onEvent === undefined ? {} : { onEvent }),
+      // Registrations refused while writes failed are retried at once, not after their backoff.
+      onStorageRecovered: () => this.manager.retryStorageFailures(),
     });
     this.#bridge = createRegistryBridge({
       registry: this.registry,

@@ -60,6 +60,12 @@ export interface Reconciler extends Lifecycle {
   reconcile(): void;
   /** The last refusal per socket path, for visibility (kubernetes#138171). */
   refusals(): ReadonlyMap<string, Refusal>;
+  /**
+   * Ends the backoff of every socket whose last failure `matches` and wakes
+   * a pass, so they are retried now (e.g. once the storage works again).
+   * Returns how many were reset.
+   */
+  retryFailed(matches: (error: BerthError) => boolean): number;
 }
 
 export function createReconciler(options: ReconcilerOptions): Reconciler {
@@ -311,6 +317,16 @@ class IncrementalReconciler implements Reconciler {
     }
     // Whatever settled may unblock work for its path (e.g. a register refused while an unregister ran).
     this.#touch(event.socketPath);
+  }
+
+  retryFailed(matches: (error: BerthError) => boolean): number {
+    let reset = 0;
+    for (const socketPath of this.#executor.keys()) {
+      const error = this.#executor.status(socketPath)?.lastError;
+      if (error !== undefined && matches(error) && this.#executor.resetBackoff(socketPath)) reset++;
+    }
+    if (reset > 0) this.wake();
+    return reset;
   }
 
   #onHandlerAdded(type: string): void {

@@ -34,6 +34,11 @@ export interface RegistryOptions {
   /** How a failing storage is retried (pending deregistrations, then a probe) until a write lands. */
   storageRetry?: BackoffSetting;
   /**
+   * Told once writes work again after failing (the plugin node retries the
+   * registrations that were refused for the storage at once, not after their backoff).
+   */
+  onStorageRecovered?: () => void;
+  /**
    * Most changes in one transaction. Bounds the event-loop time spent on one
    * batch (planning it, handing it to the writer, publishing its events); a
    * larger burst is committed as several transactions back to back.
@@ -49,7 +54,8 @@ export const REGISTRY_DEFAULTS: {
 } = {
   // Nomad's WaitForPlugin: 200 ms, doubling, capped at 5 s.
   waitPoll: { initialMs: 200, maxMs: 5000, factor: 2 },
-  storageRetry: { initialMs: 500, maxMs: 30_000, factor: 2 },
+  // A probe is one small transaction; capped at 2 s so a disk freed of space is noticed within 2 s.
+  storageRetry: { initialMs: 250, maxMs: 2000, factor: 2 },
   // A few ms of main-thread work per batch (plan, hand-off, events); fsyncs are amortised well before that.
   maxBatch: 128,
 };
@@ -70,6 +76,7 @@ export interface ResolvedRegistryOptions {
   onEvent: ((event: PluginEvent) => void) | undefined;
   waitPoll: BackoffSetting;
   storageRetry: BackoffSetting;
+  onStorageRecovered: (() => void) | undefined;
   maxBatch: number;
 }
 
@@ -92,6 +99,7 @@ export function resolveRegistryOptions(options: RegistryOptions): ResolvedRegist
     onEvent: options.onEvent,
     waitPoll,
     storageRetry,
+    onStorageRecovered: options.onStorageRecovered,
     maxBatch,
   };
 }

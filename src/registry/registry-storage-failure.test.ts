@@ -6,19 +6,23 @@
  * visible, and the registry recovers by itself once writes work again.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, openSync, unlinkSync, writeSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { unlinkSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import type { PluginEvent } from '../common/index.js';
 import { createSqliteStorage, type SqliteStorage } from '../storage/index.js';
 import {
+  canMountTmpfs,
   createTempDir,
+  fillDisk,
   instrumented,
+  mountTmpfs,
   nodePlugin,
   siblingModule,
   stopChild,
+  unmountTmpfs,
   waitFor,
 } from '../testing/index.js';
 import { createRegistry, type Registry } from './index.js';
@@ -33,45 +37,7 @@ async function started(path: string): Promise<SqliteStorage> {
 
 const names = (registry: Registry) => (registry.listPlugins('csi-node') ?? []).map((p) => p.name);
 
-/** Mounts a tmpfs of `size` on `dir`; false when this process may not mount. */
-function mountTmpfs(dir: string, size: string): boolean {
-  if (!isRoot) return false;
-  return spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size},mode=0700`, 'tmpfs', dir]).status === 0;
-}
-
-function unmount(dir: string): void {
-  if (spawnSync('umount', [dir]).status !== 0) spawnSync('umount', ['-l', dir]);
-}
-
-/** Writes into `path` until the file system says it is full. */
-function fillDisk(path: string): number {
-  const fd = openSync(path, 'w');
-  const chunk = Buffer.alloc(64 * 1024, 0x61);
-  let written = 0;
-  try {
-    for (let i = 0; i < 100_000; i++) written += writeSync(fd, chunk);
-    throw new Error('the file system never filled up');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-  } finally {
-    closeSync(fd);
-  }
-  return written;
-}
-
 const big = (n: number) => nodePlugin(n, { name: `big-${n}`, options: { blob: 'b'.repeat(512 * 1024) } });
-
-/** Whether a tmpfs can be mounted here (tried once, on a scratch directory). */
-function canMountTmpfs(): boolean {
-  const scratch = createTempDir();
-  try {
-    if (!mountTmpfs(scratch.path, '64k')) return false;
-    unmount(scratch.path);
-    return true;
-  } finally {
-    scratch.remove();
-  }
-}
 
 describe('registry storage failures on real files', () => {
   const diskFullTitle = canMountTmpfs()
@@ -82,7 +48,7 @@ describe('registry storage failures on real files', () => {
     const mounted = mountTmpfs(dir.path, '2m');
     if (!mounted) t.diagnostic('tmpfs mount not permitted: the write failure is injected');
     t.after(() => {
-      if (mounted) unmount(dir.path);
+      if (mounted) unmountTmpfs(dir.path);
       dir.remove();
     });
     const path = dir.join('state.db');

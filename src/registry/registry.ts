@@ -110,6 +110,8 @@ class DynamicPluginRegistry implements Registry {
   #closed = false;
   /** The storage's state was read (at construction or start). */
   #restored = false;
+  /** The storage was re-created empty: the next commit writes the whole state back first. */
+  #rewriteWanted = false;
 
   constructor(options: ResolvedRegistryOptions) {
     this.#options = options;
@@ -117,6 +119,7 @@ class DynamicPluginRegistry implements Registry {
       onStart: () => this.#onStart(),
       onStop: () => this.#onStop(),
     });
+    options.storage?.onRecreated?.((error) => this.#storageRecreated(error));
     // A storage that is already open is read at once, so the registry is readable from construction.
     if (options.storage?.state === 'running') this.#restore();
   }
@@ -333,7 +336,7 @@ class DynamicPluginRegistry implements Registry {
     if (this.#loop !== undefined) return;
     this.#loop = this.#runLoop().finally(() => {
       this.#loop = undefined;
-      if (this.#queue.length > 0 || this.#retryWanted) this.#kick();
+      if (this.#queue.length > 0 || this.#retryWanted || this.#rewriteDue()) this.#kick();
     });
   }
 
@@ -345,7 +348,7 @@ class DynamicPluginRegistry implements Registry {
       for (const op of this.#queue.splice(0)) op.reject(err);
       return;
     }
-    while (this.#queue.length > 0 || this.#retryWanted) {
+    while (this.#queue.length > 0 || this.#retryWanted || this.#rewriteDue()) {
       this.#retryWanted = false;
       await this.#commit(this.#queue.splice(0, this.#options.maxBatch));
     }
@@ -362,8 +365,13 @@ class DynamicPluginRegistry implements Registry {
     ];
     const failing = this.#failingSince !== undefined;
     // An empty batch is written only as a probe of a failing storage.
-    if (storage !== undefined && (changes.length > 0 || failing)) {
+    if (storage !== undefined && (changes.length > 0 || failing || this.#rewriteWanted)) {
       try {
+        if (this.#rewriteWanted) {
+          // What is in memory is the truth: it is written back whole (without this batch, which follows).
+          storage.putDynamicPluginRegistryState(this.#snapshot());
+          this.#rewriteWanted = false;
+        }
         await storage.applyChanges(changes);
       } catch (err) {
         this.#writeFailed(err, ops);
@@ -523,7 +531,8 @@ class DynamicPluginRegistry implements Registry {
   }
 
   #recovered(): void {
-    this.#options.logger.info(
+    const { logger, onStorageRecovered } = this.#options;
+    logger.info(
       { failures: this.#consecutiveFailures, since: this.#failingSince },
       'dynamic plugin registry storage works again',
     );
@@ -531,6 +540,51 @@ class DynamicPluginRegistry implements Registry {
     this.#failingSince = undefined;
     this.#lastError = undefined;
     this.#cancelRetry();
+    try {
+      onStorageRecovered?.();
+    } catch (err) {
+      logger.error({ err: errorMessage(err) }, 'onStorageRecovered callback failed');
+    }
+  }
+
+  /** Marks the storage failing without a failed batch (read-only at start); the probe loop takes over. */
+  #markFailing(error: BerthError): void {
+    const { clock, logger } = this.#options;
+    this.#failures += 1;
+    this.#consecutiveFailures += 1;
+    this.#failingSince ??= clock.now();
+    this.#lastError = error;
+    logger.error(
+      { code: error.code, err: error.message },
+      'dynamic plugin registry changes cannot be persisted',
+    );
+    this.#emit(storageErrorEvent(error, clock.now()));
+    this.#scheduleRetry();
+  }
+
+  /** The storage lost its file and made an empty one: write everything back, now. */
+  #storageRecreated(error: BerthError): void {
+    if (!this.#accepting) return;
+    this.#options.logger.warn({ code: error.code, err: error.message }, 'rewriting the registry state');
+    this.#emit(storageErrorEvent(error, this.#options.clock.now()));
+    this.#rewriteWanted = true;
+    this.#kick();
+  }
+
+  /** A rewrite runs at once unless the storage is failing (then the retry timer brings it). */
+  #rewriteDue(): boolean {
+    return this.#rewriteWanted && this.#failingSince === undefined;
+  }
+
+  /** The durable in-memory state, as the storage's whole-state shape. */
+  #snapshot(): RegistryState {
+    const plugins: RegistryState['plugins'] = {};
+    for (const [type, byName] of this.#plugins) {
+      const names: Record<string, PluginInstanceInfo[]> = {};
+      for (const [name, list] of byName) setOwn(names, name, list.map(copyInfo));
+      setOwn(plugins, type, names);
+    }
+    return { plugins };
   }
 
   #publish(event: ChangeEvent): void {
@@ -576,6 +630,8 @@ class DynamicPluginRegistry implements Registry {
     if (state !== undefined) {
       logger.info({ types: this.#plugins.size, instances }, 'restored dynamic plugin registry');
     }
+    // Opened read-only (a full disk): what was read is listed, writes are refused until a probe lands.
+    if (storage.readOnly !== undefined) this.#markFailing(storage.readOnly);
   }
 
   #find(key: InstanceKey): PluginInstanceInfo | undefined {
@@ -605,6 +661,11 @@ class DynamicPluginRegistry implements Registry {
       logger.error({ err: errorMessage(err), event: event.type }, 'registry onEvent callback failed');
     }
   }
+}
+
+/** Types and names are plugin input: "__proto__" must become a key, not a prototype. */
+function setOwn<T>(record: Record<string, T>, key: string, value: T): void {
+  Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 function copyEvent(event: ChangeEvent): ChangeEvent {

@@ -1,5 +1,7 @@
 export { createMemoryStorage } from './memory-storage.js';
 export { createSqliteStorage, type SqliteStorage } from './sqlite-storage.js';
+/** @internal SQLite helpers shared with the device plugin's allocation store: WAL bounds, full-disk handling. */
+export { applyWalBounds, diskFullError, isDiskFull, openReadOnlyCopy } from './sqlite-wal.js';
 export { SQLITE_STORAGE_DEFAULTS, type SqliteStorageOptions } from './storage-options.js';
 export type {
   RegistryChange,
@@ -7,5 +9,6 @@ export type {
   RegistryStorage,
   StateStorage,
   StorageCorruptionReport,
+  StorageRecreatedListener,
   StorageWriteStats,
 } from './types.js';

@@ -1,8 +1,9 @@
-import { closeSync, existsSync, mkdirSync, openSync, readSync, renameSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readSync, renameSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import {
   BerthError,
+  type ClockTimer,
   errorMessage,
   isBerthError,
   LifecycleController,
@@ -11,6 +12,7 @@ import {
 import { CorruptStateError } from './corrupt-state-error.js';
 import { migrate, readSchemaVersion, SCHEMA_VERSION } from './sqlite-migrations.js';
 import { readState, replaceState } from './sqlite-rows.js';
+import { applyWalBounds, diskFullError, isDiskFull, openReadOnlyCopy } from './sqlite-wal.js';
 import { SqliteWriter } from './sqlite-writer.js';
 import {
   type ResolvedSqliteStorageOptions,
@@ -22,6 +24,7 @@ import type {
   RegistryState,
   RegistryStorage,
   StorageCorruptionReport,
+  StorageRecreatedListener,
   StorageWriteStats,
 } from './types.js';
 
@@ -33,6 +36,9 @@ export interface SqliteStorage extends RegistryStorage {
   readonly schemaVersion: number;
   /** The last corruption set aside by this storage, for status displays. */
   readonly corruption?: StorageCorruptionReport | undefined;
+  onRecreated(listener: StorageRecreatedListener): () => void;
+  /** Re-creates a database file deleted while open; true when it did (also run on a timer). */
+  checkFile(): boolean;
 }
 
 /**
@@ -42,6 +48,15 @@ export interface SqliteStorage extends RegistryStorage {
  * by a newer berth, and with BERTH_STORAGE_FAILED when it cannot be opened at
  * all. A corrupt file is moved aside and replaced by an empty database; the
  * first getDynamicPluginRegistryState() then throws BERTH_STORAGE_CORRUPT once.
+ *
+ * A disk too full to open the database in WAL mode (SQLite must create its
+ * shared-memory file) does not stop the start: the file is read into memory
+ * and the storage runs read-only (`readOnly` says why) until a write through
+ * the writer thread lands, which reopens it normally. Nothing is moved aside.
+ *
+ * The file is checked every `checkIntervalMs` and before each write: a
+ * database deleted while berth runs is created afresh, and the
+ * `onRecreated` listeners (the registry) write their state back into it.
  *
  * Reads and whole-state imports use a connection on the calling thread;
  * incremental writes (applyChanges) run on the writer thread, one transaction
@@ -62,6 +77,12 @@ class SqliteStateStorage implements SqliteStorage {
   #corruption: StorageCorruptionReport | undefined;
   /** Corruption found while opening, handed to the first reader of the state. */
   #unreported: BerthError | undefined;
+  /** Why the storage runs read-only from an in-memory copy (a full disk at start). */
+  #readOnly: BerthError | undefined;
+  /** The open file's identity, to notice it being deleted or replaced. */
+  #identity: { dev: number; ino: number } | undefined;
+  #checkTimer: ClockTimer | undefined;
+  readonly #recreatedListeners = new Set<StorageRecreatedListener>();
 
   constructor(options: ResolvedSqliteStorageOptions) {
     this.#options = options;
@@ -71,8 +92,11 @@ class SqliteStateStorage implements SqliteStorage {
       onStart: async () => {
         this.#db = this.#open();
         await this.#writer.start();
+        this.#scheduleCheck();
       },
       onStop: async () => {
+        if (this.#checkTimer !== undefined) this.#options.clock.clearTimeout(this.#checkTimer);
+        this.#checkTimer = undefined;
         // The writer finishes what was posted before it closes.
         await this.#writer.stop();
         const db = this.#db;
@@ -110,6 +134,50 @@ class SqliteStateStorage implements SqliteStorage {
     return { ...this.#stats };
   }
 
+  get readOnly(): BerthError | undefined {
+    return this.#readOnly;
+  }
+
+  onRecreated(listener: StorageRecreatedListener): () => void {
+    this.#recreatedListeners.add(listener);
+    return () => this.#recreatedListeners.delete(listener);
+  }
+
+  /**
+   * Re-creates the database when its file was deleted since it was opened;
+   * true when it did. Also run every `checkIntervalMs`.
+   */
+  checkFile(): boolean {
+    const db = this.#db;
+    const identity = this.#identity;
+    if (db === undefined || identity === undefined || this.#readOnly !== undefined) return false;
+    // Only a deletion is repaired: a file put in its place (a restored backup?) is the operator's doing.
+    if (fileIdentity(this.path) !== undefined) return false;
+    const { logger, clock } = this.#options;
+    db.close();
+    this.#db = undefined;
+    let error = new BerthError(
+      'BERTH_STORAGE_FAILED',
+      `state database ${this.path} was deleted while berth ran; it was created afresh and the registry's state written back`,
+      { details: { path: this.path } },
+    );
+    try {
+      this.#db = this.#remember(this.#openFresh());
+    } catch (err) {
+      error = failure(`state database ${this.path} was deleted and could not be created again`, err);
+    }
+    this.#writer.reconnect();
+    logger.warn({ code: error.code, path: this.path, at: clock.now() }, error.message);
+    for (const listener of [...this.#recreatedListeners]) {
+      try {
+        listener(error);
+      } catch (err) {
+        logger.error({ err: errorMessage(err) }, 'onRecreated listener failed');
+      }
+    }
+    return true;
+  }
+
   getDynamicPluginRegistryState(): RegistryState | undefined {
     const db = this.#requireOpen();
     const unreported = this.#unreported;
@@ -134,6 +202,7 @@ class SqliteStateStorage implements SqliteStorage {
 
   putDynamicPluginRegistryState(state: RegistryState): void {
     const db = this.#requireOpen();
+    if (this.#readOnly !== undefined) throw this.#readOnly;
     try {
       db.transaction(() => replaceState(db, state))();
     } catch (err) {
@@ -143,6 +212,8 @@ class SqliteStateStorage implements SqliteStorage {
 
   async applyChanges(changes: readonly RegistryChange[]): Promise<void> {
     this.#requireOpen();
+    // A deleted file is noticed before a write would go to it (and be lost with it).
+    this.checkFile();
     try {
       const rows = await this.#writer.apply(changes);
       this.#stats.transactions += 1;
@@ -150,8 +221,47 @@ class SqliteStateStorage implements SqliteStorage {
       this.#stats.rowsWritten += rows;
     } catch (err) {
       this.#stats.failures += 1;
+      if (this.#readOnly !== undefined) throw this.#readOnly;
       throw failure(`failed to write dynamic plugin registry changes to ${this.path}`, err);
     }
+    if (this.#readOnly !== undefined) this.#leaveReadOnly();
+  }
+
+  /** A write landed: the disk has room again, so the real file replaces the in-memory copy. */
+  #leaveReadOnly(): void {
+    let db: Db | undefined;
+    try {
+      db = new Database(this.path, { timeout: this.#options.busyTimeoutMs, fileMustExist: true });
+      this.#prepare(db, readSchemaVersion(db));
+    } catch (err) {
+      db?.close();
+      this.#options.logger.warn(
+        { err: errorMessage(err) },
+        'state database still cannot be opened for writing',
+      );
+      return;
+    }
+    this.#db?.close();
+    this.#db = db;
+    this.#identity = fileIdentity(this.path);
+    this.#readOnly = undefined;
+    this.#options.logger.info({ path: this.path }, 'state database is writable again');
+  }
+
+  #scheduleCheck(): void {
+    const { clock, checkIntervalMs } = this.#options;
+    if (checkIntervalMs === false) return;
+    this.#checkTimer = clock.setTimeout(() => {
+      this.#checkTimer = undefined;
+      if (this.#lifecycle.state !== 'running') return;
+      try {
+        this.checkFile();
+      } catch (err) {
+        this.#options.logger.error({ err: errorMessage(err) }, 'state database check failed');
+      }
+      this.#scheduleCheck();
+    }, checkIntervalMs);
+    (this.#checkTimer as { unref?: () => void }).unref?.();
   }
 
   #requireOpen(): Db {
@@ -173,13 +283,53 @@ class SqliteStateStorage implements SqliteStorage {
       throw failure(`cannot create the directory for state database ${this.path}`, err);
     }
     try {
-      return this.#openExisting();
+      return this.#remember(this.#openExisting());
     } catch (err) {
       if (isBerthError(err)) throw err;
+      if (isDiskFull(err)) return this.#openReadOnlyCopy(err);
       if (!isCorruption(err)) throw failure(`cannot open state database ${this.path}`, err);
       this.#unreported = this.#setAside(err);
-      return this.#openFresh();
+      return this.#remember(this.#openFresh());
     }
+  }
+
+  #remember(db: Db): Db {
+    this.#identity = fileIdentity(this.path);
+    return db;
+  }
+
+  /**
+   * The disk is too full to open the database in WAL mode. Its file (complete
+   * after a clean stop: SQLite checkpoints and removes the log on close) is
+   * read into memory, so berth starts and lists what it has, read-only.
+   */
+  #openReadOnlyCopy(cause: unknown): Db {
+    const { path } = this;
+    const full = diskFullError(`cannot open state database ${path}`, cause, path);
+    let db: Db | undefined;
+    try {
+      db = openReadOnlyCopy(path);
+      // A file never written (new data directory) gives an empty, writable copy: give it the schema.
+      if (!db.readonly && readSchemaVersion(db) === 0) migrate(db, 0);
+      const version = readSchemaVersion(db);
+      if (version !== SCHEMA_VERSION)
+        throw new Error(`schema version ${version}, expected ${SCHEMA_VERSION}`);
+      this.#schemaVersion = version;
+      readState(db);
+    } catch (err) {
+      db?.close();
+      throw new BerthError(
+        'BERTH_STORAGE_FAILED',
+        `${full.message}; a read-only copy could not be read either (${errorMessage(err)}): free some space and start again (do not move the database aside)`,
+        { cause, details: { path, diskFull: true } },
+      );
+    }
+    this.#readOnly = full;
+    this.#options.logger.error(
+      { code: full.code, path },
+      `${full.message}; started read-only from its last state`,
+    );
+    return db;
   }
 
   #openExisting(): Db {
@@ -225,6 +375,7 @@ class SqliteStateStorage implements SqliteStorage {
     db.pragma('journal_mode = WAL');
     // FULL: a put that returned survives power loss or kill -9, not only a clean exit.
     db.pragma('synchronous = FULL');
+    applyWalBounds(db);
     this.#schemaVersion = migrate(db, version);
   }
 
@@ -289,8 +440,18 @@ function isCorruption(err: unknown): boolean {
   return typeof code === 'string' && (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT'));
 }
 
+function fileIdentity(path: string): { dev: number; ino: number } | undefined {
+  try {
+    const { dev, ino } = statSync(path);
+    return { dev, ino };
+  } catch {
+    return undefined;
+  }
+}
+
 function failure(message: string, cause: unknown): BerthError {
   if (isBerthError(cause)) return cause;
+  if (isDiskFull(cause)) return diskFullError(message, cause);
   return new BerthError('BERTH_STORAGE_FAILED', `${message}: ${errorMessage(cause)}`, { cause });
 }
 

@@ -4,11 +4,15 @@
  * a commit runs here and never on the daemon's event loop. After a failed
  * write (disk full, read-only file) it drops its connection and opens a new
  * one for the next batch, so a database that became writable again is
- * picked up without a restart.
+ * picked up without a restart. The write-ahead log is kept small
+ * (`wal_autocheckpoint`, `journal_size_limit`) and truncated by a checkpoint
+ * when a connection is opened after a failure, so berth's own log cannot be
+ * what fills a small disk, and space freed by others is usable at once.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { createChangeWriter } from './sqlite-rows.js';
+import { applyWalBounds } from './sqlite-wal.js';
 import type { RegistryChange, WriterInit, WriterReply, WriterRequest } from './sqlite-writer-protocol.js';
 
 const init = workerData as WriterInit;
@@ -21,6 +25,8 @@ interface Connection {
 }
 
 let connection: Connection | undefined;
+/** The last write failed: the next connection first tries to shrink the log. */
+let failed = false;
 
 function connect(): Connection {
   const db = new Database(init.path, { timeout: init.busyTimeoutMs, fileMustExist: true });
@@ -28,6 +34,14 @@ function connect(): Connection {
     db.pragma('journal_mode = WAL');
     // FULL: a commit that returned survives power loss or kill -9, not only a clean exit.
     db.pragma('synchronous = FULL');
+    applyWalBounds(db);
+    if (failed) {
+      try {
+        db.pragma('wal_checkpoint(TRUNCATE)');
+      } catch {
+        // Best effort: on a still-full disk the write below fails and says so.
+      }
+    }
     const writeRows = createChangeWriter(db);
     const write = db.transaction((changes: Parameters<typeof writeRows>[0]) => writeRows(changes));
     return { db, write };
@@ -55,8 +69,10 @@ port.on('message', (request: WriterRequest) => {
   try {
     connection ??= connect();
     const rows = connection.write(JSON.parse(request.changesJson) as RegistryChange[]);
+    failed = false;
     port.postMessage({ id: request.id, ok: true, rows } satisfies WriterReply);
   } catch (err) {
+    failed = true;
     drop();
     const e = err as { message?: unknown; code?: unknown };
     const error: { message: string; code?: string } = { message: String(e?.message ?? err) };

@@ -11,11 +11,14 @@ export interface SqliteStorageOptions {
   onCorrupt?: (report: StorageCorruptionReport) => void;
   /** How long a statement waits for another connection's lock (ms). Default 5000. */
   busyTimeoutMs?: number;
+  /** How often the file is checked for having been deleted (ms), or false for never. Default 2000. */
+  checkIntervalMs?: number | false;
 }
 
 /** The defaults of the SQLite storage, in one place. */
 export const SQLITE_STORAGE_DEFAULTS = {
   busyTimeoutMs: 5000,
+  checkIntervalMs: 2000,
 } as const;
 
 export interface ResolvedSqliteStorageOptions {
@@ -24,6 +27,7 @@ export interface ResolvedSqliteStorageOptions {
   clock: Clock;
   onCorrupt: ((report: StorageCorruptionReport) => void) | undefined;
   busyTimeoutMs: number;
+  checkIntervalMs: number | false;
 }
 
 export function resolveSqliteStorageOptions(options: SqliteStorageOptions): ResolvedSqliteStorageOptions {
@@ -33,5 +37,6 @@ export function resolveSqliteStorageOptions(options: SqliteStorageOptions): Reso
     clock: options.clock ?? systemClock,
     onCorrupt: options.onCorrupt,
     busyTimeoutMs: options.busyTimeoutMs ?? SQLITE_STORAGE_DEFAULTS.busyTimeoutMs,
+    checkIntervalMs: options.checkIntervalMs ?? SQLITE_STORAGE_DEFAULTS.checkIntervalMs,
   };
 }

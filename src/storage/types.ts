@@ -74,7 +74,20 @@ export interface RegistryStorage extends StateStorage, Lifecycle {
   applyChanges(changes: readonly RegistryChange[]): Promise<void>;
   /** What was written so far. */
   readonly writeStats: StorageWriteStats;
+  /**
+   * Set while the storage can only be read (e.g. it was opened on a full
+   * disk): the reason, which writes fail with until one lands.
+   */
+  readonly readOnly?: BerthError | undefined;
+  /**
+   * Tells `listener` when the stored file vanished and was created afresh
+   * and empty; the owner of the state writes it back. Returns an unsubscribe.
+   */
+  onRecreated?(listener: StorageRecreatedListener): () => void;
 }
+
+/** Told that the storage was re-created empty; `error` says why (BERTH_STORAGE_FAILED). */
+export type StorageRecreatedListener = (error: BerthError) => void;
 
 /** What happened when a corrupt or unreadable database was set aside. */
 export interface StorageCorruptionReport {

@@ -71,5 +71,6 @@ export { type StorageFixture, type StorageKind, storageKinds } from './storage-k
 export { createTempDir, type TempDir } from './temp-dir.js';
 export { createTestCertificates, type TestCertificates } from './test-certificates.js';
 export { newTestExamplePlugin } from './test-example-plugin.js';
+export { canMountTmpfs, fillDisk, mountTmpfs, unmountTmpfs } from './tmpfs.js';
 export { getOverUnixSocket, metricValue, type UnixHttpAnswer } from './unix-http.js';
 export { nextWithin, type WaitForOptions, waitFor } from './wait-for.js';

@@ -79,6 +79,8 @@ function standIns() {
       },
       secretNames: () => ['s1'],
       configMapNames: () => [],
+      maxPods: 100,
+      maxReferencesPerPod: 100,
     }),
     objects: {
       async get(resource, namespace, name) {
@@ -102,7 +104,10 @@ function standIns() {
     metrics: { contentType: registry.contentType, render: () => registry.metrics() },
     // Only /v1/status's pass-through is under test here (status.ts builds the real document).
     status: () => ({ version: 'test', ready }) as unknown as StatusView,
-    isReady: () => ready,
+    readiness: () =>
+      ready
+        ? { ready: true, checks: [{ name: 'started', ok: true }] }
+        : { ready: false, checks: [{ name: 'started', ok: false, reason: 'starting' }] },
   };
   return { backend, calls, bus, setReady: (v: boolean) => (ready = v) };
 }
@@ -265,8 +270,16 @@ describe('HTTP API routes', () => {
     const notReady = await api.app.inject({ method: 'GET', url: '/readyz' });
     assert.equal(notReady.statusCode, 503);
     assert.equal(notReady.json().error.code, 'BERTH_NOT_READY');
+    assert.match(notReady.json().error.message, /started: starting/);
+    const verbose = await api.app.inject({ method: 'GET', url: '/readyz?verbose' });
+    assert.equal(verbose.statusCode, 503);
+    assert.equal(verbose.body, '[-]started failed: starting\nreadyz check failed\n');
     s.setReady(true);
     assert.equal((await api.app.inject({ method: 'GET', url: '/readyz' })).statusCode, 200);
+    const verboseReady = await api.app.inject({ method: 'GET', url: '/readyz?verbose' });
+    assert.equal(verboseReady.statusCode, 200);
+    assert.equal(verboseReady.body, '[+]started ok\nreadyz check passed\n');
+    assert.equal((await api.app.inject({ method: 'GET', url: '/livez' })).statusCode, 200);
     const metrics = await api.app.inject({ method: 'GET', url: '/metrics' });
     assert.equal(metrics.statusCode, 200);
     assert.match(String(metrics.headers['content-type']), /^text\/plain/);

@@ -20,6 +20,8 @@ export interface ApiAppOptions {
   clock: Clock;
   logger: Logger;
   bodyLimitBytes: number;
+  /** Largest PUT /v1/pods body (`objects.maxPodBytes`); default bodyLimitBytes. */
+  podBodyLimitBytes?: number;
   sseQueueSize: number;
   sseHeartbeatMs: number;
   /** Most event-stream clients at once per listener, over every stream route (default unbounded). */
@@ -96,15 +98,14 @@ export async function createApiApp(backend: ApiBackend, options: ApiAppOptions):
     ...(options.onLimit === undefined ? {} : { onLimit: options.onLimit }),
   };
   eventRoutes(app, backend.events, stream);
-  podRoutes(app, backend.pods);
+  podRoutes(app, backend.pods, options.podBodyLimitBytes ?? options.bodyLimitBytes);
   clusterRoutes(app, backend.cluster ?? (() => undefined), { events: backend.clusterEvents, stream });
   objectRoutes(app, backend.objects);
   csiRoutes(app, backend.csi);
   draRoutes(app, backend.dra);
   if (backend.devices) deviceRoutes(app, backend.devices);
   healthRoutes(app, {
-    isReady: () => backend.isReady(),
-    readinessProblem: () => backend.readinessProblem?.(),
+    readiness: () => backend.readiness(),
     status: () => backend.status(),
     metrics: backend.metrics,
   });

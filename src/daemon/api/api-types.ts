@@ -18,7 +18,7 @@ import type {
 import type { KubeObject, ObjectResource } from '../../objects/index.js';
 import type { SocketStatus } from '../../plugin-manager/index.js';
 import type { EventBus } from '../event-bus.js';
-import type { PodSummary, StatusView } from './wire-types.js';
+import type { PodSummary, ReadinessView, StatusView } from './wire-types.js';
 
 /**
  * The narrow views of the daemon's components that the HTTP API reads. The
@@ -85,14 +85,12 @@ export interface ApiBackend {
   devices?: DeviceInventory;
   /** The /v1/status document. */
   status(): StatusView;
-  /** True once state is restored and the first scan is done, until shutdown begins. */
-  isReady(): boolean;
+  /** Ready (state restored, first scan done, plugins directory and storage usable) and each check behind it. */
+  readiness(): ReadinessView;
   /** The fleet view, when `cluster:` is configured. */
   cluster?: () => ClusterApi | undefined;
   /** The fleet view's changes with ids, for GET /v1/cluster/events (fed from ClusterApi.onEvent). */
   clusterEvents?: EventBus<ClusterEvent>;
-  /** Why berth is not ready although started (e.g. the plugins directory is gone), if it knows. */
-  readinessProblem?(): string | undefined;
   /** The CSI handler's drivers (GET /v1/csi/drivers); absent: the route answers 404. */
   csi?: CsiDriverCatalog;
   /** The DRA handler's drivers and claim calls (/v1/dra/drivers...). */

@@ -5,13 +5,13 @@ import { errorBody } from './http-errors.js';
  * The API is served from the moment the daemon claims its socket, so that
  * orchestration sees "alive, not ready" (as from any serious node daemon)
  * instead of connection refused while state is restored and plugins are
- * scanned. Until the full API is ready this answers /healthz with 200 and
- * everything else with 503 BERTH_NOT_READY.
+ * scanned. Until the full API is ready this answers /healthz and /livez
+ * with 200 and everything else with 503 BERTH_NOT_READY.
  */
 export function startingHandler(): RequestHandler {
   return (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
-    const alive = path === '/healthz';
+    const alive = path === '/healthz' || path === '/livez';
     const body = alive
       ? { ok: true }
       : errorBody(

@@ -4,10 +4,11 @@ import { isIP } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { BerthErrorCode } from '../../common/index.js';
 import type { RequestHandler } from './api-server.js';
+import { markAuthenticated } from './connection-limits.js';
 import { errorBody } from './http-errors.js';
 
 /** Routes a TCP client may call without a token (orchestrator probes). */
-const ANONYMOUS_PATHS = new Set(['/healthz', '/readyz']);
+const ANONYMOUS_PATHS = new Set(['/healthz', '/livez', '/readyz']);
 
 export interface TcpAccessOptions {
   /** The bearer token every other route needs. */
@@ -81,9 +82,13 @@ export function checkTcpAccess(req: IncomingMessage, options: TcpAccessOptions):
   const path = (req.url ?? '/').split('?')[0] ?? '/';
   if (ANONYMOUS_PATHS.has(path)) return undefined;
   if (path === '/metrics' && options.metricsAnonymous) return undefined;
-  if (options.clientCertAuthenticates && (req.socket as Partial<TLSSocket>).authorized === true)
+  if (
+    (options.clientCertAuthenticates && (req.socket as Partial<TLSSocket>).authorized === true) ||
+    tokenMatches(req.headers.authorization, options.token)
+  ) {
+    markAuthenticated(req.socket);
     return undefined;
-  if (tokenMatches(req.headers.authorization, options.token)) return undefined;
+  }
   options.onRefused?.('unauthorized');
   return {
     status: 401,

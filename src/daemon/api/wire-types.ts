@@ -138,12 +138,29 @@ export interface ReadyResponse {
   ready: true;
 }
 
+/** One readiness check (`/readyz?verbose` lists them as text; `/v1/status` as `readiness`). */
+export interface ReadinessCheckView {
+  name: string;
+  ok: boolean;
+  /** Why the check fails; absent when it holds. */
+  reason?: string;
+}
+
+/** Readiness and the checks it is made of, in order. */
+export interface ReadinessView {
+  ready: boolean;
+  checks: ReadinessCheckView[];
+}
+
 /** GET /v1/status (and `berth status`). */
 export interface StatusView {
   version: string;
   pid: number;
   state: string;
+  /** The same readiness as /readyz. */
   ready: boolean;
+  /** The checks behind `ready` (as /readyz?verbose). */
+  readiness: ReadinessCheckView[];
   startedAt: string | null;
   uptimeSeconds: number;
   dataDir: string;
@@ -168,6 +185,8 @@ export interface StatusView {
     path: string;
     /** Whether registry writes reach the disk; null before the registry exists. */
     health: StorageHealthView | null;
+    /** The last time the database file was found deleted while berth ran and was re-created from memory. */
+    recreated: { at: string | null; message: string } | null;
     corruption: {
       path: string;
       movedTo: string;

@@ -167,6 +167,9 @@ export const configFileSchema = z.strictObject({
       source: objectSource.optional(),
       strategy: oneOf(OBJECT_STRATEGIES).optional(),
       ttl: duration.optional(),
+      maxPods: positiveInt.optional(),
+      maxReferencesPerPod: positiveInt.optional(),
+      maxPodBytes: positiveInt.optional(),
     })
     .optional(),
   shutdownTimeout: positiveDuration.optional(),
@@ -185,6 +188,8 @@ export const configFileSchema = z.strictObject({
         .optional(),
       headersTimeout: positiveDuration.optional(),
       idleTimeout: positiveDuration.optional(),
+      maxUnauthenticatedConnections: positiveInt.optional(),
+      unauthenticatedIdleTimeout: positiveDuration.optional(),
     })
     .optional(),
   tls: z

@@ -140,6 +140,9 @@ describe('config resolution', () => {
       source: { type: 'directory', root: '/w/data/objects' },
       strategy: 'Watch',
       ttlMs: 60_000,
+      maxPods: 110,
+      maxReferencesPerPod: 256,
+      maxPodBytes: 1024 * 1024,
     });
     assert.equal(config.listen, undefined);
     assert.equal(config.logLevel, 'info');

@@ -75,7 +75,15 @@ export interface DaemonConfig {
   backoff: BackoffPolicy;
   liveness: { periodMs: number; timeoutMs: number; failureThreshold: number; pingsPerPeriod: number } | false;
   registry: { subscriberQueueSize: number };
-  objects: { source: ObjectSourceConfig; strategy: ObjectStrategy; ttlMs: number };
+  objects: {
+    source: ObjectSourceConfig;
+    strategy: ObjectStrategy;
+    ttlMs: number;
+    /** Caps on what PUT /v1/pods accepts: pods at once, distinct objects one pod references, its JSON size. */
+    maxPods: number;
+    maxReferencesPerPod: number;
+    maxPodBytes: number;
+  };
   shutdownTimeoutMs: number;
   api: {
     bodyLimitBytes: number;
@@ -92,6 +100,9 @@ export interface DaemonConfig {
     eventRingSize: number;
     headersTimeoutMs: number;
     idleTimeoutMs: number;
+    /** TCP connections that have not authenticated yet: their own cap (oldest idle closed over it) and idle timeout. */
+    maxUnauthenticatedConnections: number;
+    unauthenticatedIdleTimeoutMs: number;
     /** Serve /metrics on TCP without the token. */
     metricsAnonymous: boolean;
   };
@@ -338,6 +349,9 @@ export function resolveDaemonConfig(
       ),
       strategy: file.objects?.strategy ?? DEFAULTS.objectStrategy,
       ttlMs: file.objects?.ttl ?? DEFAULTS.objectTtlMs,
+      maxPods: file.objects?.maxPods ?? DEFAULTS.maxPods,
+      maxReferencesPerPod: file.objects?.maxReferencesPerPod ?? DEFAULTS.maxReferencesPerPod,
+      maxPodBytes: file.objects?.maxPodBytes ?? DEFAULTS.maxPodBytes,
     },
     shutdownTimeoutMs: file.shutdownTimeout ?? DEFAULTS.shutdownTimeoutMs,
     handlerOptions: resolveHandlerOptions(file, fromFile),
@@ -353,6 +367,10 @@ export function resolveDaemonConfig(
       eventRingSize: file.api?.eventRingSize ?? DEFAULTS.apiEventRingSize,
       headersTimeoutMs: file.api?.headersTimeout ?? DEFAULTS.apiHeadersTimeoutMs,
       idleTimeoutMs: file.api?.idleTimeout ?? DEFAULTS.apiIdleTimeoutMs,
+      maxUnauthenticatedConnections:
+        file.api?.maxUnauthenticatedConnections ?? DEFAULTS.apiMaxUnauthenticatedConnections,
+      unauthenticatedIdleTimeoutMs:
+        file.api?.unauthenticatedIdleTimeout ?? DEFAULTS.apiUnauthenticatedIdleTimeoutMs,
       metricsAnonymous: file.metrics?.anonymous ?? false,
     },
   };

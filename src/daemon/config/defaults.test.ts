@@ -13,6 +13,9 @@ import { builtinHandlers } from '../../handlers/builtin-handlers.js';
 import {
   CHANGE_DETECTION_STRATEGIES,
   DEFAULT_CHANGE_DETECTION_STRATEGY,
+  DEFAULT_MAX_POD_BYTES,
+  DEFAULT_MAX_PODS,
+  DEFAULT_MAX_REFERENCES_PER_POD,
   DEFAULT_OBJECT_TTL_MS,
 } from '../../objects/index.js';
 import { DEFAULT_LIVENESS, DEFAULT_RESYNC_PERIOD_MS } from '../../plugin-manager/index.js';
@@ -38,6 +41,9 @@ const PAIRS: Array<[unknown, unknown, string]> = [
   [DEFAULTS.objectTtlMs, DEFAULT_OBJECT_TTL_MS, 'object TTL (Cache strategy)'],
   [DEFAULTS.mode, DEFAULT_BERTH_MODE, 'plugin manager mode'],
   [DEFAULTS.apiEventRingSize, DEFAULT_EVENT_RING_SIZE, 'event ring (Last-Event-ID replay)'],
+  [DEFAULTS.maxPods, DEFAULT_MAX_PODS, 'pods registered at once'],
+  [DEFAULTS.maxReferencesPerPod, DEFAULT_MAX_REFERENCES_PER_POD, 'references per pod'],
+  [DEFAULTS.maxPodBytes, DEFAULT_MAX_POD_BYTES, 'pod document size'],
 ];
 
 describe('daemon defaults', () => {

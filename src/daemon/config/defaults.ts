@@ -1,6 +1,12 @@
 import { DEFAULT_BERTH_MODE } from '../../common/index.js';
 import { DEFAULT_EXECUTOR_BACKOFF, DEFAULT_EXECUTOR_TIMEOUTS } from '../../executor/executor-options.js';
-import { DEFAULT_CHANGE_DETECTION_STRATEGY, DEFAULT_OBJECT_TTL_MS } from '../../objects/objects-options.js';
+import {
+  DEFAULT_CHANGE_DETECTION_STRATEGY,
+  DEFAULT_MAX_POD_BYTES,
+  DEFAULT_MAX_PODS,
+  DEFAULT_MAX_REFERENCES_PER_POD,
+  DEFAULT_OBJECT_TTL_MS,
+} from '../../objects/objects-options.js';
 import { DEFAULT_LIVENESS } from '../../plugin-manager/liveness-options.js';
 import { DEFAULT_RESYNC_PERIOD_MS } from '../../reconciler/reconciler-options.js';
 import { DEFAULT_RESCAN_INTERVAL_MS } from '../../watcher/plugin-watcher-options.js';
@@ -38,6 +44,9 @@ export const DEFAULTS = {
   subscriberQueueSize: 1024,
   objectStrategy: DEFAULT_CHANGE_DETECTION_STRATEGY,
   objectTtlMs: DEFAULT_OBJECT_TTL_MS,
+  maxPods: DEFAULT_MAX_PODS,
+  maxReferencesPerPod: DEFAULT_MAX_REFERENCES_PER_POD,
+  maxPodBytes: DEFAULT_MAX_POD_BYTES,
   shutdownTimeoutMs: 10_000,
   /** Events held for one slow /v1/events client before older ones are dropped (a `lagged` marker says so). */
   sseQueueSize: 1024,
@@ -56,6 +65,10 @@ export const DEFAULTS = {
   apiHeadersTimeoutMs: 10_000,
   /** A connection idle this long is closed (event streams send a heartbeat every 15 s). */
   apiIdleTimeoutMs: 60_000,
+  /** TCP connections without credentials yet, per listener; over it the oldest idle one is closed. */
+  apiMaxUnauthenticatedConnections: 64,
+  /** A TCP connection without credentials yet is closed after this long idle. */
+  apiUnauthenticatedIdleTimeoutMs: 5_000,
 } as const;
 
 /** Log levels `--log-level` and `logLevel` accept (pino's). */

@@ -3,11 +3,18 @@
  * synchronous=FULL: an allocation the API confirmed survives a power cut).
  * One row per (resource, workload). A row that cannot be decoded is reported
  * and skipped on load, never silently dropped from the file.
+ *
+ * On a disk too full to open the file, the allocations are read from an
+ * in-memory copy and writes are refused (BERTH_STORAGE_FAILED, naming the
+ * full disk) until the file can be opened again, which each write tries.
+ * The file is never moved aside: it holds allocations that running
+ * workloads use.
  */
 import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { BerthError, errorMessage } from '../../common/index.js';
+import { applyWalBounds, diskFullError, isDiskFull, openReadOnlyCopy } from '../../storage/index.js';
 import type { AllocationResult } from './types.js';
 
 export interface StoredAllocation {
@@ -27,50 +34,66 @@ export interface LoadResult {
 const SCHEMA_VERSION = 1;
 
 export class AllocationStore {
-  readonly #db: Database.Database;
-  readonly #insert: Database.Statement;
-  readonly #delete: Database.Statement;
+  #db: Database.Database;
+  #insert!: Database.Statement;
+  #delete!: Database.Statement;
+  /** Set while only an in-memory copy could be opened (a full disk): why writes fail. */
+  #readOnly: BerthError | undefined;
   #closed = false;
 
   constructor(readonly path: string) {
     try {
-      if (path !== ':memory:') {
-        mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-        // Owner-only whatever the umask, as state.db: SQLite gives its -wal and -shm files the same mode.
-        closeSync(openSync(path, 'a', 0o600));
-        chmodSync(path, 0o600);
-      }
-      this.#db = new Database(path);
-      this.#db.pragma('journal_mode = WAL');
-      this.#db.pragma('synchronous = FULL');
-      const version = this.#db.pragma('user_version', { simple: true }) as number;
-      if (version > SCHEMA_VERSION) {
-        throw new BerthError(
-          'BERTH_STORAGE_VERSION',
-          `device allocations ${path} have schema version ${version}; this berth reads up to ${SCHEMA_VERSION}`,
-        );
-      }
-      this.#db.exec(`CREATE TABLE IF NOT EXISTS allocations (
-        resource TEXT NOT NULL,
-        workload TEXT NOT NULL,
-        device_ids TEXT NOT NULL,
-        result TEXT NOT NULL,
-        allocated_at INTEGER NOT NULL,
-        PRIMARY KEY (resource, workload)
-      )`);
-      this.#db.pragma(`user_version = ${SCHEMA_VERSION}`);
-      this.#insert = this.#db.prepare(
-        'INSERT INTO allocations (resource, workload, device_ids, result, allocated_at) VALUES (?, ?, ?, ?, ?)',
-      );
-      this.#delete = this.#db.prepare('DELETE FROM allocations WHERE resource = ? AND workload = ?');
+      this.#db = openWritable(path);
     } catch (err) {
       if (err instanceof BerthError) throw err;
-      throw new BerthError(
-        'BERTH_STORAGE_FAILED',
-        `cannot open device allocations ${path}: ${errorMessage(err)}; move the file aside to start without allocations`,
-        { cause: err },
-      );
+      if (!isDiskFull(err)) {
+        throw new BerthError(
+          'BERTH_STORAGE_FAILED',
+          `cannot open device allocations ${path}: ${errorMessage(err)}; keep the file (it holds allocations in use) and fix what the error names`,
+          { cause: err },
+        );
+      }
+      this.#readOnly = diskFullError(`cannot open device allocations ${path}`, err, path);
+      try {
+        this.#db = openReadOnlyCopy(path);
+        if (!this.#db.readonly) createSchema(this.#db);
+      } catch (copyErr) {
+        throw new BerthError(
+          'BERTH_STORAGE_FAILED',
+          `${this.#readOnly.message}; a read-only copy could not be read either (${errorMessage(copyErr)}): free some space and start again (keep the file: it holds allocations in use)`,
+          { cause: err },
+        );
+      }
     }
+    this.#prepareStatements();
+  }
+
+  /** Why writes are refused, while the store runs from a read-only copy. */
+  get readOnly(): BerthError | undefined {
+    return this.#readOnly;
+  }
+
+  #prepareStatements(): void {
+    this.#insert = this.#db.prepare(
+      'INSERT INTO allocations (resource, workload, device_ids, result, allocated_at) VALUES (?, ?, ?, ?, ?)',
+    );
+    this.#delete = this.#db.prepare('DELETE FROM allocations WHERE resource = ? AND workload = ?');
+  }
+
+  /** Swaps the read-only copy for the real file once it opens; throws the full-disk error while it does not. */
+  #leaveReadOnly(reason: BerthError): void {
+    let db: Database.Database;
+    try {
+      db = openWritable(this.path);
+    } catch (err) {
+      throw isDiskFull(err)
+        ? diskFullError(`writing device allocations ${this.path} failed`, err, this.path)
+        : reason;
+    }
+    this.#db.close();
+    this.#db = db;
+    this.#readOnly = undefined;
+    this.#prepareStatements();
   }
 
   load(): LoadResult {
@@ -130,9 +153,12 @@ export class AllocationStore {
   }
 
   #write<T>(run: () => T): T {
+    if (this.#readOnly !== undefined) this.#leaveReadOnly(this.#readOnly);
     try {
       return run();
     } catch (err) {
+      if (isDiskFull(err))
+        throw diskFullError(`writing device allocations ${this.path} failed`, err, this.path);
       throw new BerthError(
         'BERTH_STORAGE_FAILED',
         `writing device allocations ${this.path} failed: ${errorMessage(err)}`,
@@ -142,4 +168,43 @@ export class AllocationStore {
       );
     }
   }
+}
+
+function openWritable(path: string): Database.Database {
+  if (path !== ':memory:') {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    // Owner-only whatever the umask, as state.db: SQLite gives its -wal and -shm files the same mode.
+    closeSync(openSync(path, 'a', 0o600));
+    chmodSync(path, 0o600);
+  }
+  const db = new Database(path);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    applyWalBounds(db);
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version > SCHEMA_VERSION) {
+      throw new BerthError(
+        'BERTH_STORAGE_VERSION',
+        `device allocations ${path} have schema version ${version}; this berth reads up to ${SCHEMA_VERSION}`,
+      );
+    }
+    if (version < SCHEMA_VERSION) createSchema(db);
+    return db;
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+function createSchema(db: Database.Database): void {
+  db.exec(`CREATE TABLE IF NOT EXISTS allocations (
+    resource TEXT NOT NULL,
+    workload TEXT NOT NULL,
+    device_ids TEXT NOT NULL,
+    result TEXT NOT NULL,
+    allocated_at INTEGER NOT NULL,
+    PRIMARY KEY (resource, workload)
+  )`);
+  db.pragma(`user_version = ${SCHEMA_VERSION}`);
 }

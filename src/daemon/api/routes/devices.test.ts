@@ -46,7 +46,7 @@ describe('device routes', () => {
       objects: { get: () => assert.fail('unused') },
       metrics: { contentType: metrics.contentType, render: () => metrics.metrics() },
       status: () => ({}) as ReturnType<ApiBackend['status']>,
-      isReady: () => true,
+      readiness: () => ({ ready: true, checks: [] }),
       devices: manager,
     };
     api = await createApiApp(backend, {

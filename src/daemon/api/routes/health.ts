@@ -1,30 +1,40 @@
 import type { FastifyInstance } from 'fastify';
 import type { MetricsSource } from '../api-types.js';
 import { errorBody } from '../http-errors.js';
-import type { HealthResponse, ReadyResponse, StatusView } from '../wire-types.js';
+import type { HealthResponse, ReadinessView, ReadyResponse, StatusView } from '../wire-types.js';
 
 export interface HealthRouteOptions {
-  isReady(): boolean;
-  readinessProblem?(): string | undefined;
+  /** The daemon's one readiness (also behind /v1/status). */
+  readiness(): ReadinessView;
   status(): StatusView;
   metrics: MetricsSource;
 }
 
-/** /healthz (process alive), /readyz (restored and scanned), /metrics (Prometheus), /v1/status. */
+/**
+ * /healthz and /livez (the process is alive and its event loop turns: they
+ * depend on nothing else), /readyz (the readiness checks; `?verbose` lists
+ * each), /metrics (Prometheus), /v1/status.
+ */
 export function healthRoutes(app: FastifyInstance, options: HealthRouteOptions): void {
   app.get('/healthz', async (): Promise<HealthResponse> => ({ ok: true }));
+  app.get('/livez', async (): Promise<HealthResponse> => ({ ok: true }));
 
-  app.get('/readyz', async (_request, reply) => {
-    if (options.isReady()) return { ready: true } satisfies ReadyResponse;
-    const problem = options.readinessProblem?.();
+  app.get('/readyz', async (request, reply) => {
+    const report = options.readiness();
+    if (Object.hasOwn((request.query ?? {}) as object, 'verbose')) {
+      return reply
+        .code(report.ready ? 200 : 503)
+        .type('text/plain; charset=utf-8')
+        .send(verboseReadiness(report));
+    }
+    if (report.ready) return { ready: true } satisfies ReadyResponse;
+    const failed = report.checks.filter((check) => !check.ok);
     return reply
       .code(503)
       .send(
         errorBody(
           'BERTH_NOT_READY',
-          problem === undefined
-            ? 'berth is not ready: it is restoring state and scanning plugins, or shutting down'
-            : `berth is not ready: ${problem}`,
+          `berth is not ready: ${failed.map((check) => `${check.name}: ${check.reason ?? 'failed'}`).join('; ')}`,
         ),
       );
   });
@@ -35,4 +45,13 @@ export function healthRoutes(app: FastifyInstance, options: HealthRouteOptions):
   });
 
   app.get('/v1/status', async (): Promise<StatusView> => options.status());
+}
+
+/** kube-apiserver's verbose form: `[+]name ok` or `[-]name failed: reason` per check, then the verdict. */
+export function verboseReadiness(report: ReadinessView): string {
+  const lines = report.checks.map((check) =>
+    check.ok ? `[+]${check.name} ok` : `[-]${check.name} failed: ${check.reason ?? 'unknown'}`,
+  );
+  lines.push(report.ready ? 'readyz check passed' : 'readyz check failed');
+  return `${lines.join('\n')}\n`;
 }

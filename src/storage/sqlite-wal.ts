@@ -1,0 +1,68 @@
+import { readFileSync, statSync } from 'node:fs';
+import type BetterSqlite3 from 'better-sqlite3';
+import Database from 'better-sqlite3';
+import { BerthError, errorMessage } from '../common/index.js';
+
+/**
+ * Bounds on SQLite's write-ahead log. SQLite's own default checkpoints only
+ * after 1,000 pages (4 MiB), so on a small data disk the log alone could fill
+ * it and never be checkpointed; berth checkpoints after 64 pages (256 KiB)
+ * and truncates the log file back to 256 KiB after each checkpoint.
+ */
+export const WAL_AUTOCHECKPOINT_PAGES = 64;
+export const WAL_SIZE_LIMIT_BYTES = 256 * 1024;
+
+export function applyWalBounds(db: BetterSqlite3.Database): void {
+  db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+  db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
+}
+
+/** Whether a SQLite or file-system error means the disk (or its quota) is full. */
+export function isDiskFull(err: unknown): boolean {
+  const code = err instanceof Error ? (err as { code?: unknown }).code : undefined;
+  if (typeof code !== 'string') return false;
+  // SHMSIZE: the shared-memory file next to a WAL database could not be grown.
+  return code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_IOERR_SHMSIZE';
+}
+
+/** A BERTH_STORAGE_FAILED that says the disk is full, and that nothing is moved aside or lost. */
+export function diskFullError(message: string, cause: unknown, path?: string): BerthError {
+  return new BerthError(
+    'BERTH_STORAGE_FAILED',
+    `${message}: the disk is full (${errorMessage(cause)}); free space on it: berth retries by itself and loses nothing`,
+    { cause, details: { ...(path === undefined ? {} : { path }), diskFull: true } },
+  );
+}
+
+/**
+ * Opens an in-memory, read-only copy of a WAL-mode database file, for a disk
+ * too full to open the file itself (SQLite must create the shared-memory
+ * file). Throws when a non-empty write-ahead log holds changes the file
+ * alone lacks: reading the file without them would show an older state.
+ * A missing or empty file gives an empty in-memory database.
+ */
+export function openReadOnlyCopy(path: string): BetterSqlite3.Database {
+  let wal = 0;
+  try {
+    wal = statSync(`${path}-wal`).size;
+  } catch {
+    // No log: the file holds everything.
+  }
+  if (wal > 0) {
+    throw new Error(
+      `its write-ahead log ${path}-wal holds changes not yet in the file, so it cannot be read from the file alone`,
+    );
+  }
+  let image: Buffer;
+  try {
+    image = readFileSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    image = Buffer.alloc(0);
+  }
+  if (image.length === 0) return new Database(':memory:');
+  // Bytes 18-19 say WAL mode; an in-memory copy must say rollback mode to be readable.
+  image[18] = 1;
+  image[19] = 1;
+  return new Database(image, { readonly: true });
+}
