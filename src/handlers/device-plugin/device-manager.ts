@@ -304,6 +304,7 @@ export class DevicePluginManager implements AsyncDisposable {
     resource.devices = next;
     // Plugins often resend an unchanged list (on every health check); that is not news.
     if (changed.length > 0) this.#emit(resource, 'snapshot', changed);
+    else this.#logger.debug({ resource: resource.name, devices: next.size }, 'device snapshot unchanged');
   }
 
   #checkSnapshot(response: ListAndWatchResponse): string | undefined {

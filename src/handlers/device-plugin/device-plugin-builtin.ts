@@ -12,7 +12,7 @@ import type { BuiltinHandler, HandlerServices, PluginHandler } from '../types.js
 import { createDevicePluginHandler } from '../version-handlers.js';
 import { createDevicePluginManager, type DevicePluginManager } from './device-manager.js';
 import { createDeviceManagerDelegate } from './device-plugin-handler.js';
-import { devicePluginHandlerOptions } from './device-plugin-options.js';
+import { devicePluginHandlerOptions, LEGACY_SOCKET } from './device-plugin-options.js';
 
 export interface DevicePluginBuiltinHandler extends BuiltinHandler {
   /** The inventory and allocations (the API's /v1/devices). */
@@ -29,7 +29,7 @@ export function createDevicePluginBuiltin(
   const socketDir = observe
     ? false
     : options.socketDir === undefined
-      ? join(services.dataDir, 'device-plugins')
+      ? join(services.dataDir, LEGACY_SOCKET.defaultSubdir)
       : options.socketDir;
   const manager = createDevicePluginManager({
     databasePath: join(services.dataDir, 'devices.db'),
