@@ -1,3 +1,5 @@
+/** @internal Per-operation signals under a long-lived one, without a listener per operation. */
+export { AbortScope, type ScopedSignal } from './abort-scope.js';
 /** @internal The per-subscriber queue behind every subscribe. */
 export { AsyncQueue, type AsyncQueueOptions } from './async-queue.js';
 export {

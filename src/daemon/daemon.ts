@@ -20,7 +20,7 @@ import type { DaemonConfig } from './config/config.js';
 import { BUILTIN_HANDLER_TYPES, dataDirLayout } from './config/defaults.js';
 import { formatHostPort, type TcpAddress } from './config/listen-address.js';
 import { EventBus } from './event-bus.js';
-import { logEvent } from './event-log.js';
+import { createEventLog } from './event-log.js';
 import { ensurePrivateDirectory, ensurePrivateFile, ensureRuntimeDirectory } from './file-modes.js';
 import { buildHandlers, type DaemonHandlers } from './handler-setup.js';
 import { refuseKubeletDirectory } from './kubelet-check.js';
@@ -107,12 +107,13 @@ export class Daemon implements AsyncDisposable {
     this.#logger = deps.logger;
     this.#clock = deps.clock ?? systemClock;
     this.#startedAt = this.#clock.now();
+    const logEvent = createEventLog(this.#logger, this.#clock);
     this.#bus = new EventBus({
       clock: this.#clock,
       ringSize: config.api.eventRingSize,
       onPublish: (event) => {
         this.#metrics.countEvent(event);
-        logEvent(this.#logger, event);
+        logEvent(event);
       },
     });
     this.#clusterBus = new EventBus<ClusterEvent>({ clock: this.#clock, ringSize: config.api.eventRingSize });

@@ -48,6 +48,39 @@ export const DEFAULT_EXECUTOR_BACKOFF: Readonly<BackoffPolicy> = Object.freeze({
 export const DEFAULT_MAX_CONCURRENT_REGISTRATIONS = 64;
 
 /**
+ * How long a registration may hold its slots, and the lane for sockets that
+ * overran (see register-operation.ts). A plugin's own deadlines (dial,
+ * GetInfo, Notify, the handler's calls) are the kubelet's and stay whole; the
+ * budgets only bound how long one attempt keeps others waiting. An attempt
+ * past its budget gives its slot back and carries on without one.
+ */
+export interface SlotBudgets {
+  /** The handshake (connect, HTTP/2, GetInfo, validation) in one of the `maxConcurrentRegistrations` slots. */
+  handshakeMs: number;
+  /** The handler's calls and the final Notify, in one of `handlerSlots` slots of the plugin's type. */
+  handlerMs: number;
+  /** Slots per plugin type for the handler's calls (CSI NodeGetInfo, device-plugin options, DRA connect). */
+  handlerSlots: number;
+  /** Slots of the slow lane: a socket whose last attempt overran a budget runs its next attempt there. */
+  slowSlots: number;
+  /** How long a slow-lane attempt may hold its slot (the whole attempt). */
+  slowMs: number;
+}
+
+/**
+ * A quiet handshake takes a few milliseconds (1.1 s for 5,000 plugins over 64
+ * slots is about 15 ms each), so 500 ms only bites on a plugin that stalls;
+ * it also caps how long a wave of 64 stalling plugins can delay a fresh one.
+ */
+export const DEFAULT_SLOT_BUDGETS: Readonly<SlotBudgets> = Object.freeze({
+  handshakeMs: 500,
+  handlerMs: 500,
+  handlerSlots: 64,
+  slowSlots: 8,
+  slowMs: 1_000,
+});
+
+/**
  * Dense at first (a bind -> listen gap is usually a few milliseconds), then
  * sparser: 2, 3, then 5 ms to 50 ms, 10 ms to 150 ms, 25 ms to 250 ms, and
  * 50 ms to about a second. A redial while refusing is one plain connect().
@@ -70,4 +103,5 @@ export const DEFAULT_EXECUTOR_OPTIONS = Object.freeze({
   backoff: DEFAULT_EXECUTOR_BACKOFF,
   maxConcurrentRegistrations: DEFAULT_MAX_CONCURRENT_REGISTRATIONS,
   youngSocketRetry: DEFAULT_YOUNG_SOCKET_RETRY,
+  slotBudgets: DEFAULT_SLOT_BUDGETS,
 });

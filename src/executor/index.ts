@@ -7,7 +7,9 @@ export {
   DEFAULT_EXECUTOR_BACKOFF,
   DEFAULT_EXECUTOR_OPTIONS,
   DEFAULT_MAX_CONCURRENT_REGISTRATIONS,
+  DEFAULT_SLOT_BUDGETS,
   DEFAULT_YOUNG_SOCKET_RETRY,
+  type SlotBudgets,
   type YoungSocketRetry,
 } from './executor-options.js';
 export {
@@ -16,6 +18,7 @@ export {
   INITIAL_DURATION_BEFORE_RETRY_MS,
   MAX_DURATION_BEFORE_RETRY_MS,
 } from './exponential-backoff.js';
+export type { LaneUsage } from './lanes.js';
 export { createOperationExecutor } from './operation-executor.js';
 export {
   createOperationMap,

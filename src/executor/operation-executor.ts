@@ -13,8 +13,10 @@ import {
 import {
   DEFAULT_EXECUTOR_OPTIONS,
   type ExecutorTimeouts,
+  type SlotBudgets,
   type YoungSocketRetry,
 } from './executor-options.js';
+import { RegistrationLanes } from './lanes.js';
 import {
   createOperationMap,
   type OperationMap,
@@ -22,7 +24,6 @@ import {
   type RunRefusal,
 } from './operation-map.js';
 import { registerOperation } from './register-operation.js';
-import { Slots } from './slots.js';
 import type {
   HandlerLookup,
   OperationEvent,
@@ -42,7 +43,7 @@ class Executor implements OperationExecutor {
   readonly #dial: OperationExecutorOptions['dial'];
   readonly #timeouts: ExecutorTimeouts;
   readonly #map: OperationMap;
-  readonly #slots: Slots;
+  readonly #lanes: RegistrationLanes;
   readonly #young: YoungSocketRetry | false;
   readonly #mode: BerthMode;
   /** Sockets in young-socket retries now (their schedule is dense only while few are). */
@@ -81,7 +82,20 @@ class Executor implements OperationExecutor {
         `operation executor: maxConcurrentRegistrations must be a positive integer, got ${String(concurrency)}`,
       );
     }
-    this.#slots = new Slots(concurrency);
+    const budgets: SlotBudgets = {
+      ...DEFAULT_EXECUTOR_OPTIONS.slotBudgets,
+      ...definedOnly(options.slotBudgets ?? {}),
+    };
+    for (const [name, value] of Object.entries(budgets)) {
+      const slotCount = name.endsWith('Slots');
+      if (!Number.isFinite(value) || value <= 0 || (slotCount && !Number.isInteger(value))) {
+        throw new BerthError(
+          'BERTH_INVALID_ARGUMENT',
+          `operation executor: slotBudgets.${name} must be a positive ${slotCount ? 'integer' : 'number of milliseconds'}, got ${String(value)}`,
+        );
+      }
+    }
+    this.#lanes = new RegistrationLanes(this.#clock, concurrency, budgets);
     this.#young = options.youngSocketRetry ?? DEFAULT_EXECUTOR_OPTIONS.youngSocketRetry;
     this.#mode = options.mode ?? 'registrar';
     // One map for both operations: per-path serialisation and shared backoff, as upstream.
@@ -132,7 +146,7 @@ class Executor implements OperationExecutor {
       dial: this.#dial,
       timeouts: this.#timeouts,
       logger: this.#logger,
-      slots: this.#slots,
+      lanes: this.#lanes,
       youngSocketRetry: this.#young,
       retrying: this.#youngRetrying,
       mode: this.#mode,
@@ -189,12 +203,19 @@ class Executor implements OperationExecutor {
     return this.#map.status(socketPath);
   }
 
+  laneUsage() {
+    return this.#lanes.usage();
+  }
+
   keys(): string[] {
     return this.#map.keys();
   }
 
   resetBackoff(socketPath: string): boolean {
-    return this.#map.resetBackoff(socketPath);
+    const reset = this.#map.resetBackoff(socketPath);
+    // A fresh start: the socket's next attempt is not an offender's either.
+    if (reset) this.#lanes.forget(socketPath);
+    return reset;
   }
 
   addListener(listener: (event: OperationEvent) => void): () => void {

@@ -10,7 +10,8 @@ import type { PluginCallContext } from '../handlers/types.js';
 import { enforcePluginInfoBounds, refuseUndecodableInfo } from '../registration/index.js';
 import type { DialRegistration, RegistrationConnection } from '../registration/types.js';
 import type { ExecutorTimeouts, YoungSocketRetry } from './executor-options.js';
-import type { Slots } from './slots.js';
+import type { RegistrationLanes } from './lanes.js';
+import type { SlotLease } from './slots.js';
 import type { HandlerLookup, PluginGeneration } from './types.js';
 import { deregisterQuietly } from './unregister-operation.js';
 import { dialYoungSocket } from './young-socket.js';
@@ -26,8 +27,8 @@ export interface RegisterDeps {
   dial: DialRegistration;
   timeouts: ExecutorTimeouts;
   logger: Logger;
-  /** Bounds the attempts in flight; held from the dial to the end of the attempt. */
-  slots?: Slots;
+  /** Bounds the attempts in flight and how long each may hold a slot (lanes.ts); none without it. */
+  lanes?: RegistrationLanes;
   youngSocketRetry?: YoungSocketRetry | false;
   /** Sockets in young-socket retries now, shared across one executor's attempts. */
   retrying?: { count: number };
@@ -46,6 +47,12 @@ export interface RegisterDeps {
  * a successful register, deregistered), so the failed attempt is retried with
  * backoff instead of leaving the plugin half-registered.
  *
+ * Slots (lanes.ts): the handshake, up to validation, holds a slot of the
+ * main lane; the handler's register and the final Notify hold a slot of the
+ * plugin type's lane; an offender (its last attempt overran a budget) holds
+ * one slow-lane slot for the whole attempt. Each hold has a budget; past it the
+ * attempt carries on without the slot.
+ *
  * Resolves with the actual-state entry; rejects with a BerthError whose
  * details carry `type` and `name` once GetInfo has answered.
  */
@@ -55,14 +62,30 @@ export async function registerOperation(
   signal: AbortSignal,
 ): Promise<PluginInfo> {
   const { socketPath, generation, getHandler, asw } = request;
-  const { timeouts, logger } = deps;
+  const { timeouts, logger, lanes } = deps;
+  let overran = false;
+  const onOverrun = () => {
+    overran = true;
+  };
+  const offender = lanes?.isOffender(socketPath, generation.uuid) ?? false;
+  const dialDeps =
+    lanes === undefined
+      ? deps
+      : {
+          ...deps,
+          slots: offender ? lanes.slow : lanes.main,
+          hold: lanes.hold(offender ? lanes.budgets.slowMs : lanes.budgets.handshakeMs, onOverrun),
+        };
 
   let conn: RegistrationConnection;
+  let lease: SlotLease;
   try {
-    // Returns holding a slot (when there are slots), taken once the socket accepted the connection.
-    const dialled = await dialYoungSocket(deps, socketPath, signal);
-    conn = deps.mode === 'observe' ? silenced(dialled) : dialled;
+    // Returns holding a slot lease (when there are lanes), taken before the connect.
+    const dialled = await dialYoungSocket(dialDeps, socketPath, signal);
+    conn = deps.mode === 'observe' ? silenced(dialled.conn) : dialled.conn;
+    lease = dialled.lease;
   } catch (err) {
+    lanes?.record(socketPath, generation.uuid, overran);
     throw new BerthError(
       'BERTH_DIAL_FAILED',
       `RegisterPlugin error -- dial failed at socket ${socketPath}, err: ${errorMessage(err)}`,
@@ -144,6 +167,15 @@ export async function registerOperation(
       );
     }
 
+    // The handshake is done: the handler's calls wait in (and hold) a slot of the plugin type's
+    // own lane. An offender keeps its one slow-lane slot. The finally below releases the lease.
+    if (lanes !== undefined && !offender) {
+      lease.release();
+      lease = await lanes
+        .handlerLane(info.type)
+        .lease(signal, lanes.hold(lanes.budgets.handlerMs, onOverrun));
+    }
+
     // Added before the handler's register (as upstream), so a socket deleted
     // meanwhile becomes a deregistration once this operation has finished.
     const entry: PluginInfo = {
@@ -206,7 +238,8 @@ export async function registerOperation(
     return entry;
   } finally {
     conn.close();
-    deps.slots?.release();
+    lease.release();
+    lanes?.record(socketPath, generation.uuid, overran);
   }
 }
 

@@ -1,4 +1,19 @@
-import { abortedError } from '../common/index.js';
+import { abortedError, type Clock, type ClockTimer } from '../common/index.js';
+
+/** How long one holder may keep its slot before it is taken back (the holder carries on without it). */
+export interface HoldBudget {
+  clock: Clock;
+  ms: number;
+  /** Called once if the budget runs out before the holder released. */
+  onOverrun?: () => void;
+}
+
+/** One held slot. `release()` is idempotent; after an overrun it does nothing. */
+export interface SlotLease {
+  release(): void;
+  /** True once the hold budget ran out and the slot went back to the queue. */
+  readonly overran: boolean;
+}
 
 /**
  * A counting semaphore with a FIFO queue: at most `size` holders at once, and
@@ -48,6 +63,41 @@ export class Slots {
       this.#queue.push(waiter);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
+  }
+
+  /**
+   * Like acquire(), but resolves with a lease. With a `budget`, the slot is
+   * taken back after `budget.ms` even if the holder has not finished: the
+   * holder goes on without it (its own deadlines still bound it), and the next
+   * waiter is served. So no holder can keep a slot longer than its budget,
+   * whatever the plugin on the other end does.
+   */
+  async lease(signal?: AbortSignal, budget?: HoldBudget): Promise<SlotLease> {
+    await this.acquire(signal);
+    let held = true;
+    let overran = false;
+    let timer: ClockTimer | undefined;
+    const giveBack = () => {
+      if (!held) return false;
+      held = false;
+      if (timer !== undefined) budget?.clock.clearTimeout(timer);
+      this.release();
+      return true;
+    };
+    if (budget !== undefined) {
+      timer = budget.clock.setTimeout(() => {
+        timer = undefined;
+        if (!giveBack()) return;
+        overran = true;
+        budget.onOverrun?.();
+      }, budget.ms);
+    }
+    return {
+      release: () => void giveBack(),
+      get overran() {
+        return overran;
+      },
+    };
   }
 
   release(): void {

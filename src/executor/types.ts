@@ -2,7 +2,8 @@ import type { ActualStateOfWorld, PluginInfo } from '../cache/types.js';
 import type { BackoffSetting, BerthError, BerthMode, Clock, Lifecycle, Logger } from '../common/index.js';
 import type { PluginHandler } from '../handlers/types.js';
 import type { DialRegistration } from '../registration/types.js';
-import type { ExecutorTimeouts, YoungSocketRetry } from './executor-options.js';
+import type { ExecutorTimeouts, SlotBudgets, YoungSocketRetry } from './executor-options.js';
+import type { LaneUsage } from './lanes.js';
 import type { OperationStatus, RunRefusal } from './operation-map.js';
 
 export { DEFAULT_EXECUTOR_TIMEOUTS, type ExecutorTimeouts } from './executor-options.js';
@@ -61,6 +62,8 @@ export interface OperationExecutorOptions {
   backoff?: BackoffSetting;
   /** Registrations (dial, handshake, handler, Notify) in flight at once. Default 64. */
   maxConcurrentRegistrations?: number;
+  /** How long an attempt may hold a slot, the per-type and slow lanes (executor-options.ts). */
+  slotBudgets?: Partial<SlotBudgets>;
   /** Quick redials of a freshly bound socket that refuses (see executor-options.ts); false: none. */
   youngSocketRetry?: YoungSocketRetry | false;
   /** `observe`: register attempts send no NotifyRegistrationStatus (register-operation.ts). Default registrar. */
@@ -96,6 +99,8 @@ export interface OperationExecutor extends Lifecycle {
   /** Register and unregister operations running now. */
   readonly running: number;
   status(socketPath: string): OperationStatus | undefined;
+  /** Slots held and waited for in each registration lane (lanes.ts), and the offenders. */
+  laneUsage(): LaneUsage;
   /** Socket paths with a running operation or a remembered failure. */
   keys(): string[];
   resetBackoff(socketPath: string): boolean;

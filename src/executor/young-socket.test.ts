@@ -63,7 +63,7 @@ describe('dialYoungSocket: a slot is taken before the connect, and a refused con
     await waitFor('the dial to wait for a slot', () => slots.waiting === 1, { timeoutMs: 10_000 });
     assert.equal(dials, 0, 'no connect while every slot is taken');
     slots.release();
-    const conn = await pending;
+    const { conn } = await pending;
     assert.equal(dials, 1);
     assert.equal(slots.held, 1, 'the dial returns holding the slot');
     assert.equal((await conn.getInfo({ timeoutMs: 5_000 })).name, 'n');
@@ -142,7 +142,7 @@ describe('dialYoungSocket: a slot is taken before the connect, and a refused con
         retrying,
       };
       try {
-        const conn = await dialYoungSocket(deps, path, new AbortController().signal);
+        const { conn } = await dialYoungSocket(deps, path, new AbortController().signal);
         conn.close();
         return 'registered';
       } catch (err) {

@@ -4,20 +4,29 @@ import { abortedError } from '../common/index.js';
 import { probeConnect } from '../registration/index.js';
 import type { DialRegistration, RegistrationConnection } from '../registration/types.js';
 import type { ExecutorTimeouts, YoungSocketRetry } from './executor-options.js';
-import type { Slots } from './slots.js';
+import type { HoldBudget, SlotLease, Slots } from './slots.js';
 
 export interface YoungDialDeps {
   dial: DialRegistration;
   timeouts: ExecutorTimeouts;
   slots?: Slots;
+  /** Bounds how long the slot is held (see Slots.lease); unbounded without it. */
+  hold?: HoldBudget;
   youngSocketRetry?: YoungSocketRetry | false;
   /** Sockets in their young-socket retries right now, shared by one executor's dials (YoungSocketRetry.dense). */
   retrying?: { count: number };
 }
 
+/** A dialled connection and the slot lease it was dialled under (a no-op lease without slots). */
+export interface LeasedConnection {
+  conn: RegistrationConnection;
+  lease: SlotLease;
+}
+
+const NO_LEASE: SlotLease = { release() {}, overran: false };
+
 /**
- * Dials `socketPath` and returns holding a slot (the caller releases it after
- * the attempt). The slot is taken before the connect, so at most `slots.size`
+ * Dials `socketPath` and returns holding a slot lease (the caller releases it). The slot is taken before the connect, so at most `slots.size`
  * plugins are connected-and-handshaking at once: with 1,000 sockets present at
  * start, connecting to all of them first made the plugins' side set up 1,000
  * HTTP/2 sessions before the first handshake could finish (and added 6–10 ms to
@@ -38,21 +47,19 @@ export async function dialYoungSocket(
   deps: YoungDialDeps,
   socketPath: string,
   signal: AbortSignal,
-): Promise<RegistrationConnection> {
+): Promise<LeasedConnection> {
   const young = deps.youngSocketRetry;
   const { slots } = deps;
   let retry = 0;
   for (;;) {
-    let holding = false;
+    let lease: SlotLease | undefined;
     let failure: unknown;
     try {
-      if (slots !== undefined) {
-        await slots.acquire(signal);
-        holding = true;
-      }
-      return await deps.dial(socketPath, { timeoutMs: deps.timeouts.dialMs, signal });
+      lease = slots === undefined ? NO_LEASE : await slots.lease(signal, deps.hold);
+      const conn = await deps.dial(socketPath, { timeoutMs: deps.timeouts.dialMs, signal });
+      return { conn, lease };
     } catch (err) {
-      if (holding) slots?.release();
+      lease?.release();
       failure = err;
     }
     if (young === undefined || young === false || signal.aborted || !isConnectionRefused(failure))

@@ -107,3 +107,11 @@ export type BuiltinHandlerFactory<H extends BuiltinHandler = BuiltinHandler> = (
   services: HandlerServices,
   delegate?: PluginHandler,
 ) => H;
+
+/**
+ * Where the DevicePlugin handler serves the legacy registration socket by
+ * default (a directory under the data dir) and its file name. Here, so the
+ * daemon's config can keep the plugins directory clear of it without loading
+ * handler code.
+ */
+export const DEVICE_PLUGIN_LEGACY_SOCKET = { defaultSubdir: 'device-plugins', name: 'kubelet.sock' } as const;

@@ -1,5 +1,6 @@
 import type { PluginInfo } from '../cache/types.js';
 import {
+  AbortScope,
   BerthError,
   type Clock,
   type ClockTimer,
@@ -117,6 +118,8 @@ class Prober implements LivenessProber {
   /** One timer per period's pings, judging them together (real time, as a ping's deadline is). */
   readonly #sweeps = new Set<NodeJS.Timeout>();
   readonly #lifecycle: LifecycleController;
+  /** A signal per recovery probe, without a listener per probe on the lifecycle's signal. */
+  readonly #probes: AbortScope;
 
   constructor(options: LivenessProberOptions) {
     this.#o = options;
@@ -134,6 +137,7 @@ class Prober implements LivenessProber {
         await Promise.all([...this.#inFlight]);
       },
     });
+    this.#probes = new AbortScope(this.#lifecycle.signal);
   }
 
   get state(): LifecycleState {
@@ -391,8 +395,11 @@ class Prober implements LivenessProber {
     return due;
   }
 
-  async #probeRecovery(socketPath: string): Promise<void> {
-    const signal = this.#lifecycle.signal;
+  #probeRecovery(socketPath: string): Promise<void> {
+    return this.#probes.run((signal) => this.#probeRecoveryWith(socketPath, signal));
+  }
+
+  async #probeRecoveryWith(socketPath: string, signal: AbortSignal): Promise<void> {
     try {
       const { dial, timeoutMs } = this.#o;
       const conn = await dial(socketPath, { timeoutMs, signal });

@@ -145,6 +145,7 @@ class BerthPluginManager implements PluginManager {
         : { maxConcurrentRegistrations: options.maxConcurrentRegistrations }),
       ...(options.youngSocketRetry === undefined ? {} : { youngSocketRetry: options.youngSocketRetry }),
       mode: this.#mode,
+      ...(options.slotBudgets === undefined ? {} : { slotBudgets: options.slotBudgets }),
     });
     this.#reconciler = createReconciler({
       desiredState: this.#dsw,

@@ -84,6 +84,12 @@ function statusOf(
     }
     // Mid-operation (being registered or deregistered) it is pending, not registered yet / any more.
     status.state = op?.pending ? 'pending' : 'registered';
+    // A registration in flight (the handler or the final Notify still running) shows its attempts
+    // and why the previous one failed, as a pending socket not yet in the actual state does.
+    if (op?.pending && since?.uuid !== actual.uuid && op.generation === actual.uuid) {
+      status.attempts = op.attempts;
+      if (op.lastError !== undefined) status.lastError = describe(op.lastError);
+    }
     return status;
   }
 

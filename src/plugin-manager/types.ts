@@ -1,7 +1,7 @@
 import type { Registry } from 'prom-client';
 import type { PluginInfo } from '../cache/types.js';
 import type { BackoffSetting, BerthMode, Clock, Lifecycle, Logger, PluginEvent } from '../common/index.js';
-import type { ExecutorTimeouts, YoungSocketRetry } from '../executor/index.js';
+import type { ExecutorTimeouts, SlotBudgets, YoungSocketRetry } from '../executor/index.js';
 import type { PluginHandler } from '../handlers/types.js';
 import type { DialRegistration } from '../registration/types.js';
 
@@ -45,8 +45,10 @@ export interface PluginManagerOptions {
   timeouts?: Partial<ExecutorTimeouts>;
   /** Backoff per socket after a failed attempt. Default 500 ms doubling to 122 s (the kubelet's). */
   backoff?: BackoffSetting;
-  /** Registration attempts (dial to Notify) in flight at once; more queue in order. Default 64. */
+  /** Registration handshakes holding a slot at once; more queue in order. Default 64. */
   maxConcurrentRegistrations?: number;
+  /** How long an attempt may hold a slot; the per-type and slow lanes (README: Registration slots). */
+  slotBudgets?: Partial<SlotBudgets>;
   /** Quick redials of a socket file younger than ~1 s that refuses (bind before listen); false: none. */
   youngSocketRetry?: YoungSocketRetry | false;
   /** The registration client. Default: src/registration dialRegistration. */

@@ -11,8 +11,10 @@ export {
   checkPluginInfoWire,
   clip,
   enforcePluginInfoBounds,
+  enforceRecordBudget,
   PLUGIN_INFO_LIMITS,
   pluginInfoProblem,
+  recordedBytes,
   refuseUndecodableInfo,
 } from './plugin-info-bounds.js';
 export { probeConnect } from './probe-connect.js';

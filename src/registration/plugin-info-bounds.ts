@@ -35,7 +35,40 @@ export const PLUGIN_INFO_LIMITS = {
   versions: 32,
   /** UTF-8 bytes of one version string. */
   versionBytes: 128,
+  /**
+   * Everything berth records about one plugin instance, together: the
+   * GetInfo fields (type, name, version) and every option and handler fact
+   * (CSI NodeGetInfo's node id and topology, ...), keys and values, in UTF-8.
+   * A registration that would record more fails naming this budget.
+   */
+  recordedBytes: 64 * 1024,
 } as const;
+
+/** UTF-8 bytes berth would record for one instance: its type, name, version and options (keys and values). */
+export function recordedBytes(record: {
+  type: string;
+  name: string;
+  version?: string;
+  options?: Readonly<Record<string, string>>;
+}): number {
+  let bytes =
+    Buffer.byteLength(record.type) + Buffer.byteLength(record.name) + Buffer.byteLength(record.version ?? '');
+  for (const [key, value] of Object.entries(record.options ?? {}))
+    bytes += Buffer.byteLength(key) + Buffer.byteLength(value);
+  return bytes;
+}
+
+/** Throws BERTH_PLUGIN_INFO_INVALID naming the budget when `record` is over PLUGIN_INFO_LIMITS.recordedBytes. */
+export function enforceRecordBudget(record: Parameters<typeof recordedBytes>[0]): void {
+  const bytes = recordedBytes(record);
+  const budget = PLUGIN_INFO_LIMITS.recordedBytes;
+  if (bytes <= budget) return;
+  throw new BerthError(
+    'BERTH_PLUGIN_INFO_INVALID',
+    `what berth would record for ${clip(record.type)} plugin ${clip(record.name)} is ${bytes} bytes (GetInfo and handler facts together), more than the budget of ${budget} bytes per plugin`,
+    { details: { type: record.type.slice(0, 64), name: record.name.slice(0, 64), bytes, budget } },
+  );
+}
 
 /** PluginInfo's string fields by number (api.proto): type, name, endpoint, supported_versions. */
 const STRING_FIELDS: Record<number, string> = {

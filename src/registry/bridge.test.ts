@@ -159,4 +159,35 @@ describe('registry bridge', () => {
     assert.equal(registry.listInstances('csi', 'p')[0]?.options['csi.nodeId'], undefined);
     await registry.stop();
   });
+
+  it('refuses facts that take an instance over the 64 KiB budget, naming it, and keeps what was there', async () => {
+    const registry = createRegistry();
+    const bridge = createRegistryBridge({ registry });
+    const handler = bridge.handlerFor('csi');
+    const instance = { type: 'csi', name: 'p', socketPath: '/reg/p.sock' };
+    const overBudget =
+      /is \d+ bytes \(GetInfo and handler facts together\), more than the budget of 65536 bytes per plugin/;
+    // Before the registration: refused at once, nothing held for it.
+    assert.throws(
+      () => bridge.recordFacts(instance, { 'csi.nodeId': 'n'.repeat(70_000) }),
+      (err: unknown) => isBerthError(err, 'BERTH_PLUGIN_INFO_INVALID') && overBudget.test(err.message),
+    );
+    bridge.recordFacts(instance, { 'csi.nodeId': 'n'.repeat(60_000) });
+    // The facts fit alone, but not with what the registration adds (a 6,000-byte endpoint).
+    const endpoint = `/run/${'e'.repeat(6_000)}.sock`;
+    assert.throws(
+      () => handler.registerPlugin('p', endpoint, ['1.0.0'], context('/reg/p.sock')),
+      (err: unknown) => isBerthError(err, 'BERTH_PLUGIN_INFO_INVALID') && overBudget.test(err.message),
+    );
+    assert.deepEqual(registry.listInstances('csi', 'p'), []);
+    // A registration within the budget, then an update that would take it over: the stored facts stay.
+    bridge.recordFacts(instance, { 'csi.nodeId': 'node-1' });
+    await handler.registerPlugin('p', '/run/p/csi.sock', ['1.0.0'], context('/reg/p.sock'));
+    assert.throws(
+      () => bridge.recordFacts(instance, { 'csi.accessibleTopology': 't'.repeat(66_000) }),
+      (err: unknown) => isBerthError(err, 'BERTH_PLUGIN_INFO_INVALID') && overBudget.test(err.message),
+    );
+    assert.equal(registry.listInstances('csi', 'p')[0]?.options['csi.nodeId'], 'node-1');
+    assert.equal(registry.listInstances('csi', 'p')[0]?.options['csi.accessibleTopology'], undefined);
+  });
 });

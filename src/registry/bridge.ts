@@ -7,6 +7,7 @@ import {
   silentLogger,
 } from '../common/index.js';
 import type { InstanceRef, PluginHandler } from '../handlers/types.js';
+import { enforceRecordBudget } from '../registration/index.js';
 import type { Registry } from './types.js';
 
 export interface RegistryBridgeOptions {
@@ -94,9 +95,13 @@ export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBr
         ? registry.listInstances(instance.type, instance.name).find((e) => e.allocId === instance.socketPath)
         : undefined;
       if (present === undefined) {
-        pendingFacts.set(id, { ...pendingFacts.get(id), ...facts });
+        const pending = { ...pendingFacts.get(id), ...facts };
+        // Refused here, before anything is held: the handler's register fails naming the budget.
+        enforceRecordBudget({ type: instance.type, name: instance.name, options: pending });
+        pendingFacts.set(id, pending);
         return;
       }
+      enforceRecordBudget({ ...present, options: { ...present.options, ...facts } });
       // A later fact updates the durable instance; a failed write is the registry's storage-error to report.
       registry
         .registerPlugin({ ...present, options: { ...present.options, ...facts } })
@@ -113,9 +118,7 @@ export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBr
           unconfirmed.delete(id);
           const facts = pendingFacts.get(id);
           pendingFacts.delete(id);
-          // Bad input throws at once; the promise resolves once the registration is durable,
-          // so the plugin is told Notify(true) only then.
-          const durable = registry.registerPlugin({
+          const record = {
             type,
             name,
             version: versions[0] ?? '',
@@ -130,7 +133,11 @@ export function createRegistryBridge(options: RegistryBridgeOptions): RegistryBr
               ...(context.mode === 'observe' ? { [OBSERVED_OPTION]: 'true' } : {}),
               source: context.source ?? 'plugins-dir',
             },
-          });
+          };
+          // Bad input throws at once (a record over its budget too); the promise resolves once the
+          // registration is durable, so the plugin is told Notify(true) only then.
+          enforceRecordBudget(record);
+          const durable = registry.registerPlugin(record);
           return durable.then(() => {
             live.add(id);
           });

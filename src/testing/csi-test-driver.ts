@@ -30,6 +30,8 @@ export interface CsiTestDriverBehaviour {
   ready?: boolean;
   /** NodeGetInfo fails with UNAVAILABLE and this text. */
   failNodeGetInfo?: string;
+  /** NodeGetInfo never answers (the caller's deadline or cancel ends it). */
+  hangNodeGetInfo?: boolean;
   /** GetPluginInfo fails with UNIMPLEMENTED. */
   failGetPluginInfo?: boolean;
 }
@@ -91,6 +93,7 @@ export async function startCsiTestDriver(
         nodeGetInfo: (_call: unknown, done: sendUnaryData<unknown>) => {
           calls.push('NodeGetInfo');
           const b = driver.behaviour;
+          if (b.hangNodeGetInfo) return;
           if (b.failNodeGetInfo !== undefined) {
             done(grpcServiceError(grpcStatus.UNAVAILABLE, b.failNodeGetInfo));
             return;

@@ -44,6 +44,12 @@ export class FakeClock implements Clock {
     return this.#timers.size;
   }
 
+  /** Milliseconds until the earliest armed timer is due; undefined when none is armed. */
+  nextTimerIn(): number | undefined {
+    const next = this.#earliest();
+    return next === undefined ? undefined : next.due - this.#now;
+  }
+
   /** Resolves once at least `count` timers are armed (code under test arms them asynchronously). */
   waitForTimers(count = 1): Promise<void> {
     if (this.#timers.size >= count) return Promise.resolve();

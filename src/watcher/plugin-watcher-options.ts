@@ -1,3 +1,4 @@
+import type { watch } from 'node:fs';
 import { resolve } from 'node:path';
 import type { DesiredStateOfWorld } from '../cache/types.js';
 import { BerthError, type Clock, type Logger, silentLogger, systemClock } from '../common/index.js';
@@ -25,7 +26,19 @@ export interface PluginWatcherOptions {
   createMissing?: boolean;
   /** @internal How a path is looked at (default inspectPath); tests count the calls. */
   inspect?: typeof inspectPath;
+  /** @internal fs.watch (the default); tests make it fail as an exhausted inotify does (ENOSPC, EMFILE). */
+  watch?: typeof watch;
 }
+
+/**
+ * While a watch is failing (inotify watches or descriptors exhausted: ENOSPC,
+ * EMFILE), a directory goes unwatched and only a rescan sees what changes in
+ * it; the rescans then run this often (instead of every rescanIntervalMs) until
+ * every watch is back, so such a directory's sockets are found within about
+ * half a second, not after up to 10 s. A rescan skips unchanged directories by
+ * their mtime, so this costs a stat per directory.
+ */
+export const WATCH_FAILING_RESCAN_MS = 500;
 
 export const DEFAULT_RESCAN_INTERVAL_MS = 10_000;
 
@@ -66,6 +79,7 @@ export interface ResolvedOptions {
   useFsWatch: boolean;
   createMissing: boolean;
   inspect: typeof inspectPath;
+  watch: typeof watch | undefined;
 }
 
 export function resolveOptions(options: PluginWatcherOptions): ResolvedOptions {
@@ -105,5 +119,6 @@ export function resolveOptions(options: PluginWatcherOptions): ResolvedOptions {
     useFsWatch: options.useFsWatch ?? true,
     createMissing: options.createMissing ?? true,
     inspect: options.inspect ?? inspectPath,
+    watch: options.watch,
   };
 }

@@ -11,6 +11,7 @@ import {
   type ResolvedOptions,
   resolveOptions,
   THOROUGH_RESCAN_EVERY,
+  WATCH_FAILING_RESCAN_MS,
   type WatchedRoot,
 } from './plugin-watcher-options.js';
 import { TreeWatch } from './tree-watch.js';
@@ -91,6 +92,8 @@ export class PluginWatcher implements AsyncDisposable {
   readonly #listings = new ListingCache();
   #periodicScans = 0;
   #timer: ClockTimer | undefined;
+  /** The armed timer's interval (a failing watch re-arms a longer one at WATCH_FAILING_RESCAN_MS). */
+  #timerMs = 0;
   #startPromise: Promise<void> | undefined;
   #stopPromise: Promise<void> | undefined;
   #removeAbortListener: (() => void) | undefined;
@@ -182,6 +185,7 @@ export class PluginWatcher implements AsyncDisposable {
             root: root.path,
             onPath: (path) => this.#onFsEvent(root, path),
             onError: (_dir, err) => this.#reportWatchFailure(root, err),
+            ...(this.#options.watch === undefined ? {} : { watch: this.#options.watch }),
           });
         }
       }
@@ -250,8 +254,14 @@ export class PluginWatcher implements AsyncDisposable {
   }
 
   #armTimer(): void {
-    const interval = this.#options.rescanIntervalMs;
+    const failing = this.#options.roots.some((root) => root.watchFailing);
+    const regular = this.#options.rescanIntervalMs;
+    // A failing watch leaves directories that only a rescan sees: scan them often until it is back.
+    const interval = failing
+      ? Math.min(regular === 0 ? Number.POSITIVE_INFINITY : regular, WATCH_FAILING_RESCAN_MS)
+      : regular;
     if (this.#state !== 'running' || interval === 0) return;
+    this.#timerMs = interval;
     // Re-armed only after the scan finishes, so a slow scan delays the next one instead of piling up.
     this.#timer = this.#options.clock.setTimeout(() => {
       this.#timer = undefined;
@@ -319,15 +329,18 @@ export class PluginWatcher implements AsyncDisposable {
 
   #reportWatchFailure(root: WatchedRoot, err: unknown): void {
     root.failedThisScan = true;
-    const repair =
-      this.#options.rescanIntervalMs > 0
-        ? 'the periodic rescan keeps finding sockets and retries the watch'
-        : 'rescans are disabled: changes are seen only on rescan()';
+    const repair = `rescans every ${WATCH_FAILING_RESCAN_MS} ms find its sockets and retry the watch until it is back`;
     const fields = { err, dir: root.path };
     const message = `watching plugin directory failed: ${errorMessage(err)}; ${repair}`;
     if (root.watchFailing) this.#log.debug(fields, message);
     else this.#log.warn(fields, message);
     root.watchFailing = true;
+    // Waiting for a regular rescan (up to 10 s) would leave the unwatched directory blind that long.
+    if (this.#timer !== undefined && this.#timerMs > WATCH_FAILING_RESCAN_MS) {
+      this.#options.clock.clearTimeout(this.#timer);
+      this.#timer = undefined;
+      this.#armTimer();
+    }
   }
 
   #onFsEvent(root: WatchedRoot, path: string | undefined): void {

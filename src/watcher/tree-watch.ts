@@ -13,6 +13,8 @@ export interface TreeWatchOptions {
   onError(dir: string, err: unknown): void;
   /** Use the platform's recursive watch on the root instead of one watch per directory. */
   native?: boolean;
+  /** fs.watch, unless a test injects a failing one. */
+  watch?: typeof watch;
 }
 
 interface DirectoryWatch {
@@ -71,9 +73,10 @@ export class TreeWatch {
     const existing = this.#watches.get(dir);
     if (existing?.identity === identity) return;
     if (existing !== undefined) this.#drop(dir);
+    const fsWatch = this.#options.watch ?? watch;
     const watcher = this.#native
-      ? watch(dir, { recursive: true }, (_event, filename) => this.#report(dir, filename))
-      : watch(dir, (_event, filename) => this.#report(dir, filename));
+      ? fsWatch(dir, { recursive: true }, (_event, filename) => this.#report(dir, filename))
+      : fsWatch(dir, (_event, filename) => this.#report(dir, filename));
     watcher.on('error', (err) => {
       if (this.#watches.get(dir)?.watcher !== watcher) return;
       this.#drop(dir);

@@ -29,6 +29,7 @@ import {
   LOG_LEVELS,
 } from './defaults.js';
 import { parseHostPort, type TcpAddress } from './listen-address.js';
+import { assertPluginsDirClear } from './own-sockets.js';
 import { defaultPaths, type PathScope, SYSTEM_PATHS } from './paths.js';
 
 /** A handler for an extra plugin type, accepting the listed versions. */
@@ -392,6 +393,7 @@ export function resolveDaemonConfig(
     // No endpoints of its own: the etcd object source shares the cluster view's connection.
     config.objects.source = { ...source, ...structuredClone(cluster.etcd) };
   }
+  assertPluginsDirClear(config);
   return config;
 }
 

@@ -13,6 +13,7 @@ import {
   recordingServices,
   startCsiTestDriver,
   type TempDir,
+  waitFor,
 } from '../../testing/index.js';
 import { highestSupportedVersion } from '../generic-version.js';
 import type { PluginCallContext } from '../types.js';
@@ -287,6 +288,104 @@ describe('CSI handler: after registration', () => {
     await assert.rejects(
       handler.registerPlugin('silent', dir.join('silent.sock'), ['1.0.0'], ctx('/r/s.sock')),
       /failed at CSI.NodeGetInfo: rpc error: code = DeadlineExceeded/,
+    );
+  });
+});
+
+describe('CSI handler: bounds on the topology (issue 17)', () => {
+  it('a 3.9 MB topology is refused naming the budget, and nothing is recorded', async (t) => {
+    const { driver } = await withDriver(t);
+    const topology: Record<string, string> = {};
+    // 27,600 segments of about 140 bytes: 3.9 MB on the wire.
+    for (let i = 0; i < 27_600; i++)
+      topology[`topology.example.com/k${i}-${'x'.repeat(50)}`] = `v${i}-${'y'.repeat(50)}`;
+    driver.behaviour = { ...driver.behaviour, topology };
+    const services = recordingServices();
+    const handler = createCsiHandler(services);
+    await assert.rejects(
+      handler.registerPlugin('test.plugin', driver.socketPath, ['1.0.0'], ctx('/r/a.sock')),
+      (err: unknown) =>
+        isBerthError(err, 'BERTH_REGISTER_FAILED') &&
+        /failed at CSI\.NodeGetInfo: the reply is 3\d{6} bytes, more than the budget of 65536 bytes berth records per plugin/.test(
+          err.message,
+        ),
+    );
+    assert.deepEqual(handler.drivers(), []);
+    assert.deepEqual(services.facts, []);
+  });
+
+  const bad: Array<[string, Record<string, string>, RegExp]> = [
+    [
+      '65 segments',
+      Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`example.com/k${i}`, 'v'])),
+      /accessible_topology has 65 segments, more than the limit of 64/,
+    ],
+    [
+      'a 64-character key name',
+      { [`example.com/${'k'.repeat(64)}`]: 'v' },
+      /the name must be 1-63 characters/,
+    ],
+    ['a prefix that is no DNS subdomain', { 'Example_Com/zone': 'v' }, /the prefix must be a DNS subdomain/],
+    ['a 64-character value', { 'example.com/zone': 'z'.repeat(64) }, /a value must be at most 63 characters/],
+    ['a value with a space', { 'example.com/zone': 'z 1' }, /a value must be at most 63 characters/],
+  ];
+  for (const [what, topology, text] of bad) {
+    it(`refuses ${what} as Kubernetes refuses such a label`, async (t) => {
+      const { driver } = await withDriver(t);
+      driver.behaviour = { ...driver.behaviour, topology };
+      const services = recordingServices();
+      const handler = createCsiHandler(services);
+      await assert.rejects(
+        handler.registerPlugin('test.plugin', driver.socketPath, ['1.0.0'], ctx('/r/a.sock')),
+        (err: unknown) => isBerthError(err, 'BERTH_REGISTER_FAILED') && text.test(err.message),
+      );
+      assert.deepEqual(handler.drivers(), []);
+      assert.deepEqual(services.facts, []);
+    });
+  }
+
+  it('accepts 64 segments at the key and value limits', async (t) => {
+    const { driver } = await withDriver(t);
+    const topology = Object.fromEntries(
+      Array.from({ length: 64 }, (_, i) => [
+        `${'p'.repeat(240)}.example.com/${String(i).padEnd(63, 'k')}`,
+        'v'.repeat(63),
+      ]),
+    );
+    driver.behaviour = { ...driver.behaviour, topology };
+    const handler = createCsiHandler(recordingServices());
+    await handler.registerPlugin('test.plugin', driver.socketPath, ['1.0.0'], ctx('/r/a.sock'));
+    assert.equal(handler.drivers()[0]?.topologyKeys.length, 64);
+  });
+});
+
+describe('CSI handler: no listener per call on a long-lived signal (issue 17)', () => {
+  it('40 registrations hanging in NodeGetInfo raise no MaxListenersExceededWarning, and stop ends them all', async (t) => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    t.after(() => process.off('warning', onWarning));
+    const { driver } = await withDriver(t);
+    driver.behaviour = { ...driver.behaviour, hangNodeGetInfo: true };
+    const handler = createCsiHandler(recordingServices());
+    await handler.start();
+    const hanging = Array.from({ length: 40 }, (_, i) =>
+      handler.registerPlugin(`driver-${i}`, driver.socketPath, ['1.0.0'], ctx(`/r/${i}.sock`)).then(
+        () => assert.fail('NodeGetInfo never answered'),
+        (err: unknown) => err,
+      ),
+    );
+    await waitFor(
+      'every registration to be in NodeGetInfo',
+      () => driver.calls.filter((c) => c === 'NodeGetInfo').length === 40,
+    );
+    await handler.stop();
+    for (const err of await Promise.all(hanging)) assert.ok(err instanceof Error);
+    // A warning is emitted on the next tick; one turn of the loop lets it arrive.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    assert.deepEqual(
+      warnings.filter((w) => w.name === 'MaxListenersExceededWarning').map((w) => w.message),
+      [],
     );
   });
 });

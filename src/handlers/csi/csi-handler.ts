@@ -6,7 +6,13 @@
  * node info; keep a CSINode-like entry per driver and record the facts on
  * the registry instance; drop the entry when the instance that set it goes.
  */
-import { BerthError, LifecycleController, type LifecycleState, type Logger } from '../../common/index.js';
+import {
+  AbortScope,
+  BerthError,
+  LifecycleController,
+  type LifecycleState,
+  type Logger,
+} from '../../common/index.js';
 import type { GenericVersion } from '../generic-version.js';
 import type {
   BuiltinHandler,
@@ -17,6 +23,7 @@ import type {
 } from '../types.js';
 import { type CsiNodeInfo, NodeGetInfoError, queryCsiDriver } from './csi-node-info.js';
 import { type CsiHandlerOptions, csiOptions } from './csi-options.js';
+import { topologyProblem } from './csi-topology.js';
 import { CSI_LOG_PREFIX, validateCsiVersions, validationErrorText } from './csi-versions.js';
 
 export const CSIPlugin = 'CSIPlugin';
@@ -61,10 +68,11 @@ export class CsiHandler implements BuiltinHandler {
   readonly #options: CsiHandlerOptions;
   readonly #logger: Logger;
   readonly #drivers = new Map<string, DriverEntry>();
-  readonly #abort = new AbortController();
+  /** One signal per registration asking its driver (a listener per call on one shared signal leaked warnings). */
+  readonly #calls = new AbortScope();
   // Stopping cuts short any registration still asking its driver.
   readonly #lifecycle = new LifecycleController({
-    onStop: () => this.#abort.abort(new BerthError('BERTH_SHUT_DOWN', 'the CSI handler is stopping')),
+    onStop: () => this.#calls.abort(new BerthError('BERTH_SHUT_DOWN', 'the CSI handler is stopping')),
   });
 
   constructor(services: HandlerServices, delegate?: PluginHandler) {
@@ -108,10 +116,9 @@ export class CsiHandler implements BuiltinHandler {
     const timeoutMs = context.pluginClientTimeoutMs ?? this.#options.callTimeoutMs;
     let info: CsiNodeInfo;
     try {
-      info = await queryCsiDriver(endpoint, {
-        deadline: Date.now() + timeoutMs,
-        signal: this.#abort.signal,
-      });
+      info = await this.#calls.run((signal) =>
+        queryCsiDriver(endpoint, { deadline: Date.now() + timeoutMs, signal }),
+      );
     } catch (err) {
       undo();
       if (err instanceof NodeGetInfoError) {
@@ -133,6 +140,14 @@ export class CsiHandler implements BuiltinHandler {
       throw new BerthError(
         'BERTH_REGISTER_FAILED',
         'error adding CSI driver node info: driverNodeID must not be empty',
+      );
+    }
+    const topology = info.accessibleTopology === null ? undefined : topologyProblem(info.accessibleTopology);
+    if (topology !== undefined) {
+      undo();
+      throw new BerthError(
+        'BERTH_REGISTER_FAILED',
+        `${CSI_LOG_PREFIX}registrationHandler.RegisterPlugin failed at CSI.NodeGetInfo: ${topology}`,
       );
     }
     for (const warning of info.warnings)

@@ -8,7 +8,7 @@
 
 import { create } from '@bufbuild/protobuf';
 import { Client, credentials } from '@grpc/grpc-js';
-import { callUnary, unixTarget } from '../../registration/index.js';
+import { callUnary, PLUGIN_INFO_LIMITS, unixTarget } from '../../registration/index.js';
 import { grpcErrorText } from '../grpc-error-text.js';
 import { csiIdentityMethods, csiNodeMethods } from './csi-wire.js';
 import {
@@ -49,7 +49,10 @@ export interface QueryOptions {
 
 /** Runs the four calls concurrently on one connection; throws NodeGetInfoError when NodeGetInfo fails. */
 export async function queryCsiDriver(endpoint: string, options: QueryOptions): Promise<CsiNodeInfo> {
-  const client = new Client(unixTarget(endpoint), credentials.createInsecure());
+  // No reply can be larger than everything berth records about a plugin (a 3.9 MB topology was stored once).
+  const client = new Client(unixTarget(endpoint), credentials.createInsecure(), {
+    'grpc.max_receive_message_length': PLUGIN_INFO_LIMITS.recordedBytes,
+  });
   const remaining = () => Math.max(1, options.deadline - Date.now());
   const failures = new Map<string, string>();
   const attempt = async <T>(what: string, run: () => Promise<T>): Promise<T | undefined> => {
@@ -96,7 +99,13 @@ export async function queryCsiDriver(endpoint: string, options: QueryOptions): P
       attempt('NodeGetInfo', () => callNodeGetInfo(client, remaining(), options.signal)),
     ]);
     if (info === undefined) {
-      throw new NodeGetInfoError(failures.get('NodeGetInfo') ?? 'NodeGetInfo failed');
+      const failure = failures.get('NodeGetInfo') ?? 'NodeGetInfo failed';
+      const oversized = /Received message larger than max \((\d+) vs\.? ?(\d+)\)/.exec(failure);
+      throw new NodeGetInfoError(
+        oversized === null
+          ? failure
+          : `the reply is ${oversized[1]} bytes, more than the budget of ${oversized[2]} bytes berth records per plugin (${failure})`,
+      );
     }
     // In a fixed order, whatever order the calls finished in.
     const warnings = ['GetPluginInfo', 'Probe', 'NodeGetCapabilities'].flatMap((what) => {

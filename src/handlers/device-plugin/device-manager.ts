@@ -10,6 +10,7 @@
  */
 import { isAbsolute } from 'node:path';
 import {
+  AbortScope,
   BerthError,
   type Clock,
   type ClockTimer,
@@ -91,6 +92,8 @@ export class DevicePluginManager implements AsyncDisposable {
   /** Clients dialled but not yet installed; stop closes them so a slow plugin cannot hold it up. */
   readonly #connecting = new Set<PluginClient>();
   readonly #lifecycle: LifecycleController;
+  /** A signal per dial, aborted on stop, without a listener per dial on the lifecycle's signal. */
+  readonly #dials: AbortScope;
   #store: AllocationStore | undefined;
   #legacy: LegacyRegistrationServer | undefined;
   /** resource -> the endpoint recorded in legacyRecord for its kubelet.sock registration. */
@@ -104,6 +107,7 @@ export class DevicePluginManager implements AsyncDisposable {
       onStart: () => this.#start(),
       onStop: () => this.#stop(),
     });
+    this.#dials = new AbortScope(this.#lifecycle.signal);
   }
 
   get state(): LifecycleState {
@@ -207,11 +211,13 @@ export class DevicePluginManager implements AsyncDisposable {
           `bad socketPath, must be an absolute path: ${endpoint}`,
         );
       }
-      const client = await PluginClient.dial(endpoint, {
-        dialTimeoutMs: this.#options.dialTimeoutMs,
-        maxMessageBytes: this.#options.maxMessageBytes,
-        signal: this.#lifecycle.signal,
-      });
+      const client = await this.#dials.run((signal) =>
+        PluginClient.dial(endpoint, {
+          dialTimeoutMs: this.#options.dialTimeoutMs,
+          maxMessageBytes: this.#options.maxMessageBytes,
+          signal,
+        }),
+      );
       let options: DevicePluginOptionsView;
       this.#connecting.add(client);
       try {
@@ -342,6 +348,7 @@ export class DevicePluginManager implements AsyncDisposable {
     resource.devices = next;
     // Plugins often resend an unchanged list (on every health check); that is not news.
     if (changed.length > 0) this.#emit(resource, 'snapshot', changed);
+    else this.#logger.debug({ resource: resource.name, devices: next.size }, 'device snapshot unchanged');
   }
 
   #checkSnapshot(response: ListAndWatchResponse): string | undefined {

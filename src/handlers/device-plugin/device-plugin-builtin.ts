@@ -12,7 +12,11 @@ import type { BuiltinHandler, HandlerServices, PluginHandler } from '../types.js
 import { createDevicePluginHandler, DevicePlugin } from '../version-handlers.js';
 import { createDevicePluginManager, type DevicePluginManager } from './device-manager.js';
 import { createDeviceManagerDelegate } from './device-plugin-handler.js';
-import { devicePluginHandlerOptions, type LegacyRecord } from './device-plugin-options.js';
+import {
+  devicePluginHandlerOptions,
+  LEGACY_SOCKET,
+  type LegacyRecord,
+} from './device-plugin-options.js';
 import { SUPPORTED_DEVICE_PLUGIN_VERSIONS } from './legacy-registration-server.js';
 
 export interface DevicePluginBuiltinHandler extends BuiltinHandler {
@@ -30,7 +34,7 @@ export function createDevicePluginBuiltin(
   const socketDir = observe
     ? false
     : options.socketDir === undefined
-      ? join(services.dataDir, 'device-plugins')
+      ? join(services.dataDir, LEGACY_SOCKET.defaultSubdir)
       : options.socketDir;
   const manager = createDevicePluginManager({
     databasePath: join(services.dataDir, 'devices.db'),

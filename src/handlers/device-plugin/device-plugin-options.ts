@@ -4,6 +4,9 @@
  */
 import type { Clock, Logger, PluginEvent } from '../../common/index.js';
 
+/** Where the legacy registration socket lives by default (under the data dir), and its file name. */
+export { DEVICE_PLUGIN_LEGACY_SOCKET as LEGACY_SOCKET } from '../types.js';
+
 export const DEVICE_PLUGIN_DEFAULTS = {
   /** The kubelet's endpointStopGracePeriod: a disconnected resource is kept (unhealthy) this long. */
   gracePeriodMs: 5 * 60_000,

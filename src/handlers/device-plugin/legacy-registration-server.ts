@@ -15,12 +15,13 @@ import { BerthError, errorMessage, type Logger } from '../../common/index.js';
 import { listenUnixGrpc, type UnixGrpcListener } from '../../unix-grpc/index.js';
 import { goQuote, goQuotedList } from '../go-format.js';
 import { isExtendedResourceName } from '../resource-name.js';
+import { LEGACY_SOCKET } from './device-plugin-options.js';
 import { deviceRegistrationService, EmptySchema, type RegisterRequest } from './wire.js';
 
 /** The device plugin API versions berth's device manager speaks (the kubelet's SupportedVersions). */
 export const SUPPORTED_DEVICE_PLUGIN_VERSIONS: readonly string[] = ['v1beta1'];
 /** The registration socket's file name inside its directory. */
-export const KUBELET_SOCKET_NAME = 'kubelet.sock';
+export const KUBELET_SOCKET_NAME = LEGACY_SOCKET.name;
 const CLOSE_GRACE_MS = 2_000;
 
 export type LegacyConnect = (resource: string, endpointPath: string) => Promise<void>;

@@ -1,5 +1,6 @@
 import { Etcd3, type IKeyValue, type IWatchResponse, Range, type Watcher } from 'etcd3';
 import {
+  AbortScope,
   AsyncQueue,
   BerthError,
   type Clock,
@@ -106,7 +107,8 @@ class EtcdObjectSource implements EtcdSource {
   readonly #client: Etcd3;
   readonly #ownsClient: boolean;
   /** Aborted by stop(): ends every open watch. */
-  readonly #closing = new AbortController();
+  /** Aborted on stop; each watch gets a signal of its own from it (a listener per watch on one signal warned). */
+  readonly #closing = new AbortScope();
   /** Stop functions of the open watches, so stop() can end them even if nobody iterates. */
   readonly #activeWatches = new Set<() => Promise<void>>();
   readonly #lifecycle = sourceLifecycle({ release: () => this.#release() });
@@ -254,7 +256,9 @@ class EtcdObjectSource implements EtcdSource {
   ): AsyncGenerator<WatchEvent> {
     if (callerSignal.aborted || this.#closing.signal.aborted) return;
     // Two plain listeners rather than AbortSignal.any: that one is tied to the long-lived close signal.
-    const signals = [callerSignal, this.#closing.signal];
+    // The close signal is the watch's own (AbortScope), so watches add no listener to a shared one.
+    const closing = this.#closing.open();
+    const signals = [callerSignal, closing.signal];
     const queue = new AsyncQueue<WatchEvent>();
     const builder = this.#client.watch().withPreviousKV().startRevision(startRevision);
     if ('prefix' in target) builder.prefix(target.prefix);
@@ -298,6 +302,7 @@ class EtcdObjectSource implements EtcdSource {
     const stop = (): Promise<void> => {
       stopping ??= (async () => {
         for (const signal of signals) signal.removeEventListener('abort', onAbort);
+        closing.close();
         queue.close();
         if (!ended) await this.#cancel(watcher, description);
         this.#activeWatches.delete(stop);

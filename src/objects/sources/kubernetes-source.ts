@@ -1,5 +1,6 @@
 import { ApiException, CoreV1Api, KubeConfig, Watch } from '@kubernetes/client-node';
 import {
+  AbortScope,
   AsyncQueue,
   BerthError,
   errorMessage,
@@ -68,7 +69,8 @@ class KubernetesObjectSource implements ObjectSource {
   readonly #kc: KubeConfig;
   readonly #core: CoreV1Api;
   readonly #logger: Logger;
-  readonly #closing = new AbortController();
+  /** Aborted on stop; each watch gets a signal of its own from it (a listener per watch on one signal warned). */
+  readonly #closing = new AbortScope();
   #closed = false;
   readonly #lifecycle = sourceLifecycle({
     release: () => {
@@ -160,7 +162,9 @@ class KubernetesObjectSource implements ObjectSource {
   ): AsyncGenerator<WatchEvent> {
     if (options.signal.aborted || this.#closing.signal.aborted) return;
     // Two plain listeners rather than AbortSignal.any: that one is tied to the long-lived close signal.
-    const signals = [options.signal, this.#closing.signal];
+    // The close signal is the watch's own (AbortScope), so watches add no listener to a shared one.
+    const closing = this.#closing.open();
+    const signals = [options.signal, closing.signal];
     const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/${resource}`;
     const description = `watch ${resource} in ${namespace}${options.name === undefined ? '' : ` (${options.name})`}`;
     const query = {
@@ -203,6 +207,7 @@ class KubernetesObjectSource implements ObjectSource {
       for await (const event of queue) yield event;
     } finally {
       for (const signal of signals) signal.removeEventListener('abort', stop);
+      closing.close();
       stop();
     }
   }
