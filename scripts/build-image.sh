@@ -116,5 +116,5 @@ bh copy "$ctr" "$REPO/scripts/image-smoke.sh" /usr/local/bin/berth-image-smoke >
 bh run --isolation chroot "$ctr" -- sh /usr/local/bin/berth-image-smoke || fail "berth run inside the image"
 bh rm "$ctr" >/dev/null
 
-size=$(bh inspect --format '{{.Docker.Size}}' "$IMAGE" 2>/dev/null || echo '?')
-step "done: $IMAGE ($size bytes) in ${SECONDS}s"
+size=$(bh images --format '{{.Size}}' "$IMAGE" 2>/dev/null || echo '?')
+step "done: $IMAGE ($size) in ${SECONDS}s"

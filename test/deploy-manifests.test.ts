@@ -4,10 +4,6 @@
  * paths are the daemon's defaults for root, its probes answer 200 without a
  * token on a real daemon's TCP listener, and the image's entry point, port and
  * base agree with package.json and the manifest.
- *
- * Two names come from work that lands beside this test: `--observe` (observer
- * mode) and SYSTEM_PATHS (root's default paths). Until the daemon has them the
- * affected assertions are reported as skipped, never passed.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -37,9 +33,6 @@ const pkg = JSON.parse(read('package.json')) as {
   bin: Record<string, string>;
   engines: { node: string };
 };
-
-/** Flags that other work adds to `berth run`; allowed to be unknown until it lands. */
-const PENDING_FLAGS = new Map([['--observe', 'observer mode (berth run --observe)']]);
 
 interface Container {
   name: string;
@@ -112,17 +105,12 @@ function getAnonymously(port: number, path: string): Promise<number> {
 describe('deploy/kubernetes/daemonset.yaml', () => {
   const flags = runFlags(berth.args);
 
-  it('passes only flags `berth run` knows', async (t) => {
+  it('passes only flags `berth run` knows', async () => {
     const help = await runModule(MAIN, ['run', '--help']);
     assert.equal(help.code, 0, help.stderr);
     const known = new Set([...help.stdout.matchAll(/(?:^|\s)(--[a-z][a-z-]*)/g)].map((m) => m[1]));
     assert.ok(known.has('--plugins-dir') && known.has('--listen'), help.stdout);
-    for (const flag of flags.keys()) {
-      if (known.has(flag)) continue;
-      const pending = PENDING_FLAGS.get(flag);
-      if (pending === undefined) assert.fail(`berth run does not know ${flag}`);
-      t.diagnostic(`${flag} is not in berth run yet (${pending}); checked once it lands`);
-    }
+    for (const flag of flags.keys()) assert.ok(known.has(flag), `berth run does not know ${flag}`);
   });
 
   it('runs in observer mode on the kubelet plugins directory, mounted read-only', () => {
@@ -132,17 +120,10 @@ describe('deploy/kubernetes/daemonset.yaml', () => {
     assert.deepEqual(hostMount(pluginsDir), { hostPath: pluginsDir, readOnly: true });
   });
 
-  it("mounts the daemon's default state and runtime directories for root from the host", (t) => {
+  it("mounts the daemon's default state and runtime directories for root from the host", () => {
     assert.equal(berth.securityContext?.runAsUser, 0, 'root, so the root defaults apply');
     assert.ok(!flags.has('--data-dir'), 'the data dir is left to the root default');
-    const systemPaths = (contract as Record<string, unknown>).SYSTEM_PATHS as
-      | { dataDir: string; apiSocketPath: string }
-      | undefined;
-    if (systemPaths === undefined) {
-      t.skip('the daemon has no root defaults (SYSTEM_PATHS) yet; checked once they land');
-      return;
-    }
-    for (const dir of [systemPaths.dataDir, dirname(systemPaths.apiSocketPath)]) {
+    for (const dir of [contract.SYSTEM_PATHS.dataDir, dirname(contract.SYSTEM_PATHS.apiSocketPath)]) {
       assert.deepEqual(hostMount(dir), { hostPath: dir, readOnly: false });
     }
   });
