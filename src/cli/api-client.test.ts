@@ -7,8 +7,13 @@ import { ApiClient, parseSseBlock } from './api-client.js';
 import { resolveApiTarget } from './api-target.js';
 
 describe('API client', () => {
-  it('chooses the daemon from --api or --data-dir', () => {
-    assert.deepEqual(resolveApiTarget({ api: '127.0.0.1:7878' }), { tcp: { host: '127.0.0.1', port: 7878 } });
+  it('chooses the daemon from --api or --data-dir', async () => {
+    // A TCP target reads the default data dir's api-token: point it at an empty one, never the real
+    // one (a daemon started by `npm start` has a token there).
+    await using dir = createTempDir();
+    assert.deepEqual(resolveApiTarget({ api: '127.0.0.1:7878' }, { BERTH_DATA_DIR: dir.path }), {
+      tcp: { host: '127.0.0.1', port: 7878 },
+    });
     assert.deepEqual(resolveApiTarget({ api: '/run/berth.sock' }), { socketPath: '/run/berth.sock' });
     assert.deepEqual(resolveApiTarget({ dataDir: '/d' }), { socketPath: '/d/berth.sock' });
     assert.deepEqual(resolveApiTarget({}, { BERTH_DATA_DIR: '/env' }), { socketPath: '/env/berth.sock' });

@@ -10,9 +10,15 @@ export function usageError(message: string): BerthError {
   return new BerthError('BERTH_USAGE', message);
 }
 
-/** The exit code for an error: usage and config problems are the caller's (2), the rest runtime failures (1). */
+/** The exit code for an error: usage and config problems (and a config this install cannot serve) are the caller's (2), the rest runtime failures (1). */
 export function exitCodeFor(err: unknown): number {
-  if (isBerthError(err, 'BERTH_USAGE') || isBerthError(err, 'BERTH_CONFIG_INVALID')) return EXIT_USAGE;
+  if (
+    isBerthError(err, 'BERTH_USAGE') ||
+    isBerthError(err, 'BERTH_CONFIG_INVALID') ||
+    isBerthError(err, 'BERTH_DEPENDENCY_MISSING')
+  ) {
+    return EXIT_USAGE;
+  }
   return EXIT_FAILURE;
 }
 

@@ -42,6 +42,8 @@ export const ERROR_CODES = {
   BERTH_UNKNOWN_STRATEGY: 'An unknown object change-detection strategy was configured.',
   BERTH_CONFIG_INVALID: 'A configuration file or flag value is invalid.',
   BERTH_USAGE: 'A command was called with wrong arguments or flags.',
+  BERTH_DEPENDENCY_MISSING:
+    'The config needs an optional package (etcd3, @kubernetes/client-node) that is not installed; the message names the install command.',
   BERTH_API_UNREACHABLE: "The CLI could not reach the daemon's API socket.",
   BERTH_API_ERROR: 'The daemon answered an API call with an error.',
   BERTH_NOT_FOUND: 'An API route or resource does not exist.',

@@ -41,3 +41,9 @@ export {
 } from './lifecycle.js';
 export { type LogFn, type Logger, silentLogger } from './logger.js';
 export { BERTH_MODES, type BerthMode, DEFAULT_BERTH_MODE } from './mode.js';
+export {
+  isMissingPackage,
+  loadOptionalPackage,
+  OPTIONAL_PACKAGES,
+  type OptionalPackage,
+} from './optional-package.js';

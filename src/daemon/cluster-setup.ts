@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Counter, Gauge, Histogram, type Registry as MetricsRegistry } from 'prom-client';
 import type { LeaseState } from '../cluster/index.js';
-import { type Clock, errorMessage, type Logger } from '../common/index.js';
+import { type Clock, errorMessage, type Logger, loadOptionalPackage } from '../common/index.js';
 import type { Registry } from '../registry/index.js';
 import type { ClusterApi } from './api/api-types.js';
 import type { ClusterConfig } from './config/cluster-config.js';
@@ -34,7 +34,12 @@ export async function startDaemonCluster(
   deps: { registry: Registry; metrics: MetricsRegistry; clock: Clock; logger: Logger; version: string },
 ): Promise<DaemonCluster> {
   const { ClusterReader, ClusterWriter, registryPluginSource } = await import('../cluster/index.js');
-  const { createEtcdClient } = await import('../cluster/etcd.js');
+  // cluster/index.js uses etcd3's types only; cluster/etcd.js is what loads the package.
+  const { createEtcdClient } = await loadOptionalPackage(
+    'etcd3',
+    'the cluster: section',
+    () => import('../cluster/etcd.js'),
+  );
   const logger = deps.logger.child({ component: 'cluster' });
   const instance = instanceId(config.instanceFile, logger);
 

@@ -1,4 +1,4 @@
-import type { Clock, Logger } from '../common/index.js';
+import { type Clock, type Logger, loadOptionalPackage } from '../common/index.js';
 import type { ObjectSource } from '../objects/index.js';
 import type { ObjectSourceConfig } from './config/config.js';
 
@@ -7,7 +7,8 @@ type DirectorySourceFactory = typeof import('../objects/index.js')['createDirect
 /**
  * The object source the config names: the embedded directory (default), etcd,
  * or a Kubernetes API server. The etcd and Kubernetes clients are imported
- * only when configured (each takes 0.5-1 s to load).
+ * only when configured (each takes 0.5-1 s to load); they are optional peer
+ * dependencies, so a missing one fails start with the install command.
  */
 export async function createConfiguredSource(
   createDirectorySource: DirectorySourceFactory,
@@ -19,11 +20,17 @@ export async function createConfiguredSource(
     case 'directory':
       return createDirectorySource({ root: config.root, logger, clock });
     case 'etcd': {
-      const { createEtcdSource } = await import('../objects/etcd.js');
+      const { createEtcdSource } = await loadOptionalPackage(
+        'etcd3',
+        'objects.source type etcd',
+        () => import('../objects/etcd.js'),
+      );
       // TLS and user/password come through the same client factory as the cluster view's.
       const secured = config.tls !== undefined || config.auth !== undefined;
       const client = secured
-        ? (await import('../cluster/etcd.js')).createEtcdClient({
+        ? (
+            await loadOptionalPackage('etcd3', 'objects.source type etcd', () => import('../cluster/etcd.js'))
+          ).createEtcdClient({
             endpoints: config.endpoints,
             ...(config.tls === undefined ? {} : { tls: config.tls }),
             ...(config.auth === undefined ? {} : { auth: config.auth }),
@@ -38,7 +45,11 @@ export async function createConfiguredSource(
       });
     }
     case 'kubernetes': {
-      const { createKubernetesSource } = await import('../objects/kubernetes.js');
+      const { createKubernetesSource } = await loadOptionalPackage(
+        '@kubernetes/client-node',
+        'objects.source type kubernetes',
+        () => import('../objects/kubernetes.js'),
+      );
       return createKubernetesSource({ kubeConfig: { kubeconfigPath: config.kubeconfig }, logger });
     }
   }

@@ -1,0 +1,47 @@
+// `npm run build`: tsc into dist/, then removes compiled files whose source is
+// gone (a stale *.test.js would still run, a stale module could still be
+// imported).
+//
+// dist/ is never deleted first: a daemon started from this checkout
+// (`npm start`) keeps importing its lazily loaded modules from dist/ while the
+// test command rebuilds (deleting it left them missing for the whole 30-40 s
+// compile). Nor can tsc build elsewhere and swap: the tests import berth by
+// its own package name (`berth/registry`), whose exports point into dist/,
+// and tsc maps those back to the sources only when it emits to that outDir.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join, relative } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const dist = join(root, 'dist');
+
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+const result = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json')], { stdio: 'inherit' });
+if (result.status !== 0) process.exit(result.status ?? 1);
+chmodSync(join(dist, 'src/cli/main.js'), 0o755);
+
+/** The .ts file a compiled file came from (dist/src/a/b.js.map -> src/a/b.ts). */
+function sourceOf(file) {
+  const rel = relative(dist, file);
+  const base = rel.replace(/(\.d)?\.(js|ts)(\.map)?$/, '');
+  return base === rel ? undefined : join(root, `${base}.ts`);
+}
+
+/** Deletes compiled files without a source; returns whether the directory is now empty. */
+function prune(dir) {
+  let empty = true;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (prune(path)) rmdirSync(path);
+      else empty = false;
+      continue;
+    }
+    const source = sourceOf(path);
+    if (source !== undefined && !existsSync(source)) rmSync(path, { force: true });
+    else empty = false;
+  }
+  return empty;
+}
+prune(dist);
