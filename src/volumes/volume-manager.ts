@@ -321,7 +321,6 @@ export class VolumeManager {
       : { driver, volumeId, nodeId, controllerPublished: false, publishContext: {}, stagingPath: null };
     const undo: UndoStep[] = [];
     const targetPath = this.#paths.target(driver, workload, volumeId);
-    let recorded = existing !== undefined;
     try {
       if (controllerCaps.includes('PUBLISH_UNPUBLISH_VOLUME') && !attachment.controllerPublished) {
         attachment.publishContext = await client.controllerPublish({
@@ -394,7 +393,6 @@ export class VolumeManager {
       // Recorded before the call: whatever happens next, an unpublish will be sent for it.
       store.putPublication(publication);
       this.#publicationsOf(driver, volumeId).set(workload, publication);
-      recorded = true;
       undo.push({
         perVolume: false,
         run: async () => {
@@ -426,7 +424,7 @@ export class VolumeManager {
       return this.#result(publication);
     } catch (err) {
       await this.#rollback(driver, volumeId, workload, undo, err);
-      if (!recorded) this.#dropIdleAttachment(driver, volumeId, before);
+      this.#dropIdleAttachment(driver, volumeId);
       throw err;
     }
   }
@@ -741,10 +739,10 @@ export class VolumeManager {
   }
 
   /** After a failed first publish: an attachment with nothing left to undo is forgotten. */
-  #dropIdleAttachment(driver: string, volumeId: string, before: StoredAttachment | undefined): void {
+  #dropIdleAttachment(driver: string, volumeId: string): void {
     const key = keyOf(driver, volumeId);
     const now = this.#attachments.get(key);
-    if (before !== undefined || now === undefined || this.#publications.has(key)) return;
+    if (now === undefined || this.#publications.has(key)) return;
     if (!now.controllerPublished && now.stagingPath === null) {
       this.#requireStore().deleteAttachment(driver, volumeId);
       this.#attachments.delete(key);
