@@ -8,6 +8,7 @@
  * both → unstaged, no mounts left; delete.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -87,6 +88,17 @@ for (const mode of ['stage', 'no-stage'] as const) {
     // After the restart a publish of a mounted publication is still a no-op.
     await h.cliJson(['csi', 'volumes', 'publish', name, volumeId, 'job-b']);
     assert.equal(h.calls(driver, 'NodePublishVolume'), 2);
+
+    // A target that vanished (unmounted behind berth's back) is flagged, and a publish repairs it.
+    execFileSync('umount', [two.targetPath]);
+    const flagged = (await h.cliJson(['csi', 'volumes', 'list'])).volumes[0].publications[1];
+    assert.deepEqual([flagged.workload, flagged.status, flagged.mounted], ['job-b', 'vanished', false]);
+    const repaired = await h.cliJson(['csi', 'volumes', 'publish', name, volumeId, 'job-b']);
+    assert.equal(repaired.targetPath, two.targetPath);
+    assert.equal(h.calls(driver, 'NodePublishVolume'), 3);
+    assert.equal(readFileSync(join(two.targetPath, 'hello.txt'), 'utf8'), `from job-a (${mode})`);
+    const healed = (await h.cliJson(['csi', 'volumes', 'list'])).volumes[0].publications[1];
+    assert.deepEqual([healed.status, healed.mounted], ['published', true]);
 
     // the volume is in use: delete is refused
     const busy = await h.http('DELETE', `/v1/csi/volumes/${name}/${volumeId}`);
