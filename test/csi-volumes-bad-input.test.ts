@@ -92,6 +92,40 @@ test('CSI volumes: bad input is refused, naming the problem, and leaves no mount
   assert.equal(exhausted.status, 507);
   assert.match(exhausted.json.error.message, /ResourceExhausted desc = no capacity left for big/);
 
+  // NodePublish fails after a fresh ControllerPublish and NodeStage: both are undone, nothing is left
+  const counts = () =>
+    ['ControllerPublishVolume', 'NodeStageVolume', 'NodeUnstageVolume', 'ControllerUnpublishVolume'].map(
+      (m) => h.calls(driver, m),
+    );
+  const before = counts();
+  const failed = await h.http('POST', publications(name, volumeId), {
+    workload: 'w9',
+    volumeContext: { fail: 'yes' },
+  });
+  assert.equal(failed.status, 400);
+  assert.equal(failed.json.error.code, 'BERTH_CSI_INVALID_ARGUMENT');
+  assert.match(failed.json.error.message, /NodePublishVolume .*asked this publish to fail/);
+  // one ControllerPublish, NodeStage, NodeUnstage and ControllerUnpublish each
+  assert.deepEqual(
+    counts(),
+    before.map((n) => n + 1),
+  );
+  noMounts();
+  assert.equal(existsSync(join(h.mountRoot, name, 'staging', volumeId)), false);
+  assert.equal(existsSync(join(h.mountRoot, name, 'per-workload', 'w9')), false);
+  const afterFailure = (await h.http('GET', '/v1/csi/volumes')).json.volumes;
+  assert.deepEqual(
+    afterFailure.map(
+      (v: { volumeId: string; publications: unknown[]; staging: unknown; controllerPublished: boolean }) => [
+        v.volumeId,
+        v.publications,
+        v.staging,
+        v.controllerPublished,
+      ],
+    ),
+    [[volumeId, [], null, false]],
+  );
+
   // the same volume and workload with other options → 409, the first publication untouched
   const first = await h.http('POST', publications(name, volumeId), { workload: 'w1' });
   assert.equal(first.status, 200);
