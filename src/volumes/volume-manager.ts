@@ -82,7 +82,8 @@ const keyOf = (driver: string, volumeId: string) => `${driver}\0${volumeId}`;
 /** One step of undoing a failed publish; `perVolume` steps (unstage, controller unpublish) need the volume idle. */
 interface UndoStep {
   perVolume: boolean;
-  run(): Promise<void>;
+  /** `cause`: the failure being undone. */
+  run(cause: unknown): Promise<void>;
 }
 
 const volumeStep = (run: () => Promise<void>): UndoStep => ({ perVolume: true, run });
@@ -323,23 +324,28 @@ export class VolumeManager {
     const targetPath = this.#paths.target(driver, workload, volumeId);
     try {
       if (controllerCaps.includes('PUBLISH_UNPUBLISH_VOLUME') && !attachment.controllerPublished) {
-        attachment.publishContext = await client.controllerPublish({
-          volumeId,
-          nodeId: attachment.nodeId,
-          capability,
-          readOnly: options.readOnly,
-          volumeContext: options.volumeContext,
+        const unpublishStep = volumeStep(async () => {
+          await client.controllerUnpublish(volumeId, attachment.nodeId);
+          attachment.controllerPublished = false;
+          attachment.publishContext = {};
+          this.#putAttachment(attachment);
         });
+        try {
+          attachment.publishContext = await client.controllerPublish({
+            volumeId,
+            nodeId: attachment.nodeId,
+            capability,
+            readOnly: options.readOnly,
+            volumeContext: options.volumeContext,
+          });
+        } catch (err) {
+          // An unknown outcome may have attached it: send the negation (the spec's advice).
+          if (isUncertain(err)) undo.push(unpublishStep);
+          throw err;
+        }
         attachment.controllerPublished = true;
         this.#putAttachment(attachment);
-        undo.push(
-          volumeStep(async () => {
-            await client.controllerUnpublish(volumeId, attachment.nodeId);
-            attachment.controllerPublished = false;
-            attachment.publishContext = {};
-            this.#putAttachment(attachment);
-          }),
-        );
+        undo.push(unpublishStep);
       } else if (!this.#attachments.has(key)) {
         this.#putAttachment(attachment);
       }
@@ -395,8 +401,11 @@ export class VolumeManager {
       this.#publicationsOf(driver, volumeId).set(workload, publication);
       undo.push({
         perVolume: false,
-        run: async () => {
-          if (this.#mounts().isMountPoint(targetPath)) await client.nodeUnpublish(volumeId, targetPath);
+        run: async (cause) => {
+          // The negation goes out when the target is mounted, or when the outcome is unknown.
+          if (isUncertain(cause) || this.#mounts().isMountPoint(targetPath)) {
+            await client.nodeUnpublish(volumeId, targetPath);
+          }
           if (this.#mounts().isMountPoint(targetPath)) {
             throw new BerthError(
               'BERTH_CSI_DRIVER_FAILED',
@@ -445,7 +454,7 @@ export class VolumeManager {
     for (const step of [...undo].reverse()) {
       if (step.perVolume && this.#publications.has(key)) break;
       try {
-        await step.run();
+        await step.run(cause);
       } catch (err) {
         this.#logger.warn(
           { driver, volumeId, workload, err, cause: errorMessage(cause) },
