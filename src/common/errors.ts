@@ -56,7 +56,7 @@ export const ERROR_CODES = {
   BERTH_KUBELET_OWNS_DIR:
     'The plugins directory looks owned by a running kubelet (its device-plugins/kubelet.sock answers beside it); start berth with --observe, or with --force to register anyway.',
   BERTH_OBSERVE_ONLY:
-    'berth runs in observe mode: it does not allocate devices, prepare claims or tell plugins anything (another registrar owns the directory).',
+    'berth runs in observe mode: it does not allocate devices, prepare claims, manage CSI volumes or tell plugins anything (another registrar owns the directory).',
   BERTH_UNAUTHORIZED:
     'A TCP API request had no valid bearer token (or client certificate); send Authorization: Bearer <token>.',
   BERTH_FORBIDDEN_HOST:

@@ -310,6 +310,8 @@ export class Daemon implements AsyncDisposable {
       operationTimeoutMs: csi.options.operationTimeoutMs,
       clock,
       logger,
+      // An observer mounts nothing: the kubelet owns the drivers' volumes.
+      observe: config.mode === 'observe',
     });
     this.#volumes = volumes;
     await volumes.start(this.#abort.signal);

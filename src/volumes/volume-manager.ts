@@ -68,6 +68,11 @@ export interface VolumeManagerOptions {
   logger: Logger;
   /** Where the mount table is read (tests may point elsewhere); default /proc/self/mountinfo. */
   mountInfoPath?: string;
+  /**
+   * Observe mode (another registrar, a kubelet, owns the drivers and their volumes): nothing is
+   * opened or persisted, the list is empty, and every operation is refused with BERTH_OBSERVE_ONLY.
+   */
+  observe?: boolean;
 }
 
 /** Bounds of one request's maps and lists (checked before any call). */
@@ -128,6 +133,7 @@ export class VolumeManager {
   }
 
   #open(): void {
+    if (this.#options.observe === true) return;
     mkdirSync(this.#options.mountRoot, { recursive: true, mode: 0o750 });
     const store = new VolumeStore(this.#options.statePath);
     this.#store = store;
@@ -177,6 +183,7 @@ export class VolumeManager {
   // ---- create / delete --------------------------------------------------------------------
 
   async create(request: CreateVolumeRequest): Promise<CreatedVolumeView> {
+    this.#requireStore();
     const driver = checkPathComponent('driver', request.driver);
     const name = checkName('name', request.name);
     const capability = mountCapability(request.accessMode, request.fsType, []);
@@ -220,6 +227,7 @@ export class VolumeManager {
   }
 
   async delete(driverName: string, volumeIdIn: string): Promise<{ driver: string; volumeId: string }> {
+    this.#requireStore();
     const driver = checkPathComponent('driver', driverName);
     const volumeId = checkPathComponent('volumeId', volumeIdIn);
     const key = keyOf(driver, volumeId);
@@ -266,6 +274,7 @@ export class VolumeManager {
     request: PublishRequest,
     ephemeral = false,
   ): Promise<PublishResult> {
+    this.#requireStore();
     const driver = checkPathComponent('driver', driverName);
     const volumeId = checkPathComponent('volumeId', volumeIdIn);
     const workload = checkPathComponent('workload', request.workload);
@@ -466,6 +475,7 @@ export class VolumeManager {
   }
 
   async unpublish(driverName: string, volumeIdIn: string, workloadIn: string): Promise<PublishResult> {
+    this.#requireStore();
     const driver = checkPathComponent('driver', driverName);
     const volumeId = checkPathComponent('volumeId', volumeIdIn);
     const workload = checkPathComponent('workload', workloadIn);
@@ -662,6 +672,12 @@ export class VolumeManager {
   }
 
   #requireStore(): VolumeStore {
+    if (this.#options.observe === true) {
+      throw new BerthError(
+        'BERTH_OBSERVE_ONLY',
+        'berth observes these CSI drivers (another registrar, such as the kubelet, owns them and their volumes) and creates, publishes or deletes no volume',
+      );
+    }
     if (this.#store === undefined || this.#lifecycle.state !== 'running') {
       throw new BerthError('BERTH_NOT_READY', 'the CSI volume manager is not running');
     }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { BerthError, silentLogger } from '../common/index.js';
 import { createTempDir, FakeClock } from '../testing/index.js';
@@ -163,6 +163,36 @@ describe('the volume manager without a driver', () => {
         (err: unknown) => err instanceof BerthError && err.code === 'BERTH_CSI_DRIVER_NOT_FOUND',
       );
       assert.deepEqual(await manager.list(), []);
+    } finally {
+      await manager.stop();
+      dir.remove();
+    }
+  });
+});
+
+describe('the volume manager in observe mode', () => {
+  it('opens nothing, lists nothing and refuses every operation with BERTH_OBSERVE_ONLY', async () => {
+    const dir = createTempDir();
+    const manager = new VolumeManager({
+      statePath: dir.join('v.db'),
+      mountRoot: dir.join('csi'),
+      drivers: { lookup: () => ({ endpoint: dir.join('none.sock'), nodeId: 'n' }) },
+      callTimeoutMs: 1000,
+      operationTimeoutMs: 1000,
+      clock: new FakeClock(),
+      logger: silentLogger,
+      observe: true,
+    });
+    try {
+      await manager.start();
+      const observeOnly = (err: unknown) => err instanceof BerthError && err.code === 'BERTH_OBSERVE_ONLY';
+      await assert.rejects(manager.create({ driver: 'd', name: 'n' }), observeOnly);
+      await assert.rejects(manager.publish('d', 'v', { workload: 'w' }), observeOnly);
+      await assert.rejects(manager.unpublish('d', 'v', 'w'), observeOnly);
+      await assert.rejects(manager.delete('d', 'v'), observeOnly);
+      assert.deepEqual(await manager.list(), []);
+      assert.equal(existsSync(dir.join('v.db')), false);
+      assert.equal(existsSync(dir.join('csi')), false);
     } finally {
       await manager.stop();
       dir.remove();
