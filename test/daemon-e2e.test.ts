@@ -354,7 +354,7 @@ test('berth run, plugins, API, CLI, stop and restart', { timeout: 240_000 }, asy
   assert.equal(missing.status, 404);
   const pods = await http(unix, 'GET', '/v1/pods');
   assert.deepEqual(pods.json.pods, [
-    { namespace: 'ns1', name: 'web', uid: '11111111-2222', secrets: ['db'], configMaps: [] },
+    { namespace: 'ns1', name: 'web', uid: '11111111-2222', secrets: ['db'], configMaps: [], podVolumes: [] },
   ]);
 
   // Metrics: the kubelet's gauge and berth's own.

@@ -44,6 +44,7 @@ import {
   recordingServices,
   startEtcdServer,
 } from '../src/testing/index.js';
+import { VolumeManager } from '../src/volumes/index.js';
 import { createPluginWatcher } from '../src/watcher/index.js';
 
 interface Made {
@@ -129,6 +130,21 @@ const COMPONENTS: Record<string, () => Made | Promise<Made>> = {
   'gRPC dispenser': () => ({ subject: createGrpcDispenser() }),
   // Built-in handlers with a life of their own.
   'CSI handler': () => ({ subject: createCsiHandler(recordingServices()) }),
+  'CSI volume manager': () => {
+    const dir = createTempDir();
+    return {
+      subject: new VolumeManager({
+        statePath: dir.join('csi-volumes.db'),
+        mountRoot: dir.join('csi'),
+        drivers: { lookup: () => undefined },
+        callTimeoutMs: 1_000,
+        operationTimeoutMs: 1_000,
+        clock: new FakeClock(),
+        logger: silentLogger,
+      }),
+      cleanup: () => dir.remove(),
+    };
+  },
   'DRA handler': () => ({ subject: createDraHandler(recordingServices({ clock: new FakeClock() })) }),
   'device plugin manager': () => {
     const dir = createTempDir();

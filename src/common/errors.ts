@@ -58,7 +58,7 @@ export const ERROR_CODES = {
   BERTH_KUBELET_OWNS_DIR:
     'The plugins directory looks owned by a running kubelet (its device-plugins/kubelet.sock answers beside it); start berth with --observe, or with --force to register anyway.',
   BERTH_OBSERVE_ONLY:
-    'berth runs in observe mode: it does not allocate devices, prepare claims or tell plugins anything (another registrar owns the directory).',
+    'berth runs in observe mode: it does not allocate devices, prepare claims, manage CSI volumes or tell plugins anything (another registrar owns the directory).',
   BERTH_UNAUTHORIZED:
     'A TCP API request had no valid bearer token (or client certificate); send Authorization: Bearer <token>.',
   BERTH_FORBIDDEN_HOST:
@@ -74,6 +74,21 @@ export const ERROR_CODES = {
     'A device allocation cannot be met: the resource is not registered, or too few of its devices are healthy and free.',
   BERTH_ALLOCATION_EXISTS: 'The workload already holds an allocation of that device resource.',
   BERTH_ALLOCATION_NOT_FOUND: 'The workload holds no allocation of that device resource.',
+  BERTH_CSI_DRIVER_NOT_FOUND:
+    'No CSI driver of that name is registered, and berth holds no volumes or publications of it.',
+  BERTH_CSI_DRIVER_UNAVAILABLE:
+    'The CSI driver is not registered right now (berth still holds its volumes), or it answered Unavailable, DeadlineExceeded or Aborted; retry after the Retry-After seconds.',
+  BERTH_CSI_VOLUME_NOT_FOUND:
+    'The CSI volume or publication does not exist (berth has no record, or the driver answered NotFound).',
+  BERTH_CSI_CONFLICT:
+    'The CSI volume operation conflicts with its state: still published, published with other options, or the driver answered AlreadyExists or FailedPrecondition.',
+  BERTH_CSI_CAPABILITY_MISSING:
+    'The CSI driver does not offer the capability (or RPC) the volume operation needs.',
+  BERTH_CSI_RESOURCE_EXHAUSTED:
+    'The CSI driver answered ResourceExhausted (no capacity or attach slots left).',
+  BERTH_CSI_INVALID_ARGUMENT:
+    'The CSI driver rejected the request as invalid (InvalidArgument or OutOfRange).',
+  BERTH_CSI_DRIVER_FAILED: 'A CSI driver call failed with another gRPC code (Internal, Unknown, ...).',
   BERTH_INTERNAL: 'An unexpected internal failure; the message and cause say more.',
 } as const;
 

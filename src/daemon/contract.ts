@@ -6,6 +6,9 @@
  * plugins` about 0.4 s of start-up.
  */
 export type {
+  CsiCreatedVolumeView,
+  CsiPublicationResult,
+  CsiVolumeListResponse,
   ErrorBody,
   EventView,
   HealthResponse,
@@ -16,6 +19,7 @@ export type {
   PodListResponse,
   PodResponse,
   PodSummary,
+  PodVolume,
   ReadyResponse,
   SocketListResponse,
   SocketView,

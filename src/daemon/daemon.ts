@@ -1,14 +1,16 @@
 import { mkdirSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Registry as MetricsRegistry } from 'prom-client';
 import type { ClusterEvent } from '../cluster/index.js';
 import { BerthError, type Clock, errorMessage, type Logger, systemClock } from '../common/index.js';
+import { CSI_DEFAULTS } from '../handlers/csi/index.js';
 import type { ObjectManagers, ObjectSource, Pod as ObjectsPod } from '../objects/index.js';
 import type { PluginManager } from '../plugin-manager/index.js';
 import { createPluginNode, type PluginNode } from '../plugin-node/index.js';
 import { createGrpcDispenser, type GrpcDispenser, type Registry } from '../registry/index.js';
 import { createSqliteStorage, type SqliteStorage, type StorageCorruptionReport } from '../storage/index.js';
+import { createPodVolumeHook, VOLUMES_DEFAULTS, VolumeManager } from '../volumes/index.js';
 import { claimApiSocket, closeServer } from './api/api-listener.js';
 import { type ApiApp, createApiApp } from './api/api-server.js';
 import type { ApiBackend, SocketStatus } from './api/api-types.js';
@@ -90,6 +92,7 @@ export class Daemon implements AsyncDisposable {
   #handlers: DaemonHandlers | undefined;
   #source: ObjectSource | undefined;
   #objects: ObjectManagers | undefined;
+  #volumes: VolumeManager | undefined;
   #api: ApiApp | undefined;
   #servers: Server[] = [];
   /** What the listeners serve: the starting handler, then the full API. */
@@ -296,6 +299,24 @@ export class Daemon implements AsyncDisposable {
     await node.start(this.#abort.signal);
     this.#stillStarting();
 
+    // CSI volumes on the drivers the CSI handler registered; publications are restored from
+    // their own state file and checked against the mount table.
+    const csi = handlers.builtin.CSIPlugin;
+    const volumes = new VolumeManager({
+      statePath: join(config.dataDir, VOLUMES_DEFAULTS.stateFileName),
+      mountRoot: csi.options.mountRoot ?? join(config.dataDir, CSI_DEFAULTS.mountRootDirName),
+      drivers: { lookup: (name) => csi.lookupDriver(name) },
+      callTimeoutMs: csi.options.callTimeoutMs,
+      operationTimeoutMs: csi.options.operationTimeoutMs,
+      clock,
+      logger,
+      // An observer mounts nothing: the kubelet owns the drivers' volumes.
+      observe: config.mode === 'observe',
+    });
+    this.#volumes = volumes;
+    await volumes.start(this.#abort.signal);
+    this.#stillStarting();
+
     if (config.cluster) {
       // Publishes the settled registry to etcd and reads the fleet; never waits for etcd.
       const { startDaemonCluster } = await import('./cluster-setup.js');
@@ -325,18 +346,21 @@ export class Daemon implements AsyncDisposable {
       return { secrets: stats.secrets.watchesOpen, configmaps: stats.configMaps.watchesOpen };
     });
 
-    this.#api = await createApiApp(this.#backend(registry, pluginManager, objects, objectsModule, handlers), {
-      clock,
-      logger: logger.child({ component: 'api' }),
-      bodyLimitBytes: config.api.bodyLimitBytes,
-      podBodyLimitBytes: config.objects.maxPodBytes,
-      sseQueueSize: config.api.sseQueueSize,
-      // A heartbeat well inside the idle timeout keeps idle event streams open.
-      sseHeartbeatMs: Math.min(config.api.sseHeartbeatMs, Math.floor(config.api.idleTimeoutMs / 2)),
-      maxEventStreams: config.api.maxEventStreams,
-      eventStreamBufferBytes: config.api.eventStreamBufferBytes,
-      onLimit: (what) => this.#apiLimits.hit(what === 'cap' ? 'event-streams' : 'lagged'),
-    });
+    this.#api = await createApiApp(
+      this.#backend(registry, pluginManager, objects, objectsModule, handlers, volumes),
+      {
+        clock,
+        logger: logger.child({ component: 'api' }),
+        bodyLimitBytes: config.api.bodyLimitBytes,
+        podBodyLimitBytes: config.objects.maxPodBytes,
+        sseQueueSize: config.api.sseQueueSize,
+        // A heartbeat well inside the idle timeout keeps idle event streams open.
+        sseHeartbeatMs: Math.min(config.api.sseHeartbeatMs, Math.floor(config.api.idleTimeoutMs / 2)),
+        maxEventStreams: config.api.maxEventStreams,
+        eventStreamBufferBytes: config.api.eventStreamBufferBytes,
+        onLimit: (what) => this.#apiLimits.hit(what === 'cap' ? 'event-streams' : 'lagged'),
+      },
+    );
     this.#stillStarting();
     this.#requests.use(this.#api.handler);
   }
@@ -378,7 +402,10 @@ export class Daemon implements AsyncDisposable {
     objects: ObjectManagers,
     references: Pick<typeof import('../objects/index.js'), 'getSecretNames' | 'getConfigMapNames'>,
     handlers: DaemonHandlers,
+    volumes: VolumeManager,
   ): ApiBackend {
+    // The pod side and the CSI side meet here, in the composition root, and nowhere else.
+    const podVolumes = createPodVolumeHook(volumes, this.#logger);
     const sockets = (): SocketStatus[] => pluginManager.sockets();
     return {
       plugins: registry,
@@ -394,6 +421,7 @@ export class Daemon implements AsyncDisposable {
         configMapNames: (pod) => references.getConfigMapNames(pod as ObjectsPod),
         maxPods: this.config.objects.maxPods,
         maxReferencesPerPod: this.config.objects.maxReferencesPerPod,
+        volumes: { publish: (pod) => podVolumes.publish(pod), unpublish: (pod) => podVolumes.unpublish(pod) },
       }),
       objects: meteredReader(
         {
@@ -411,6 +439,7 @@ export class Daemon implements AsyncDisposable {
       // Not ready while starting or stopping, the plugins directory cannot be watched, or registry writes fail.
       readiness: () => this.readiness.evaluate(),
       csi: handlers.builtin.CSIPlugin,
+      csiVolumes: volumes,
       dra: handlers.builtin.DRAPlugin,
       cluster: () => this.#cluster?.api,
       clusterEvents: this.#clusterBus,
@@ -484,6 +513,7 @@ export class Daemon implements AsyncDisposable {
         },
       },
       this.#node && { name: 'the plugin node (plugin manager and registry)', stop: () => this.#node?.stop() },
+      this.#volumes && { name: 'the CSI volume manager', stop: () => this.#volumes?.stop() },
       this.#cluster && { name: 'the cluster view', stop: () => this.#cluster?.stop() },
       this.#objects && { name: 'the object manager', stop: () => this.#objects?.stop() },
       { name: 'the API', stop: () => this.#closeApi() },

@@ -95,9 +95,18 @@ describe('CLI output for people', () => {
 
   it('lists pods with what they reference', () => {
     const text = formatPods([
-      { namespace: 'ns1', name: 'web', uid: 'u1', secrets: ['a', 'b'], configMaps: [] },
+      { namespace: 'ns1', name: 'web', uid: 'u1', secrets: ['a', 'b'], configMaps: [], podVolumes: [] },
+      {
+        namespace: 'ns1',
+        name: 'db',
+        uid: 'u2',
+        secrets: [],
+        configMaps: [],
+        podVolumes: [{ name: 'scratch', driver: 'd', volumeId: 'csi-1', targetPath: '/t', readOnly: false }],
+      },
     ]);
-    assert.match(text.split('\n')[1] ?? '', /^ns1\s+web\s+u1\s+a,b\s+-$/);
+    assert.match(text.split('\n')[1] ?? '', /^ns1\s+web\s+u1\s+a,b\s+-\s+-$/);
+    assert.match(text.split('\n')[2] ?? '', /^ns1\s+db\s+u2\s+-\s+-\s+scratch$/);
   });
 });
 

@@ -55,15 +55,23 @@ export function readPodFile(path: string): { namespace: string; name: string; po
 export function formatPods(pods: readonly PodSummary[], maxWidth?: number): string {
   if (pods.length === 0) return 'no pods registered';
   return formatTable(
-    ['NAMESPACE', 'NAME', 'UID', 'SECRETS', 'CONFIGMAPS'],
-    pods.map((p) => [p.namespace, p.name, p.uid, p.secrets.join(',') || '-', p.configMaps.join(',') || '-']),
+    ['NAMESPACE', 'NAME', 'UID', 'SECRETS', 'CONFIGMAPS', 'CSI VOLUMES'],
+    pods.map((p) => [
+      p.namespace,
+      p.name,
+      p.uid,
+      p.secrets.join(',') || '-',
+      p.configMaps.join(',') || '-',
+      (p.podVolumes ?? []).map((v) => v.name).join(',') || '-',
+    ]),
     maxWidth,
   );
 }
 
 function describe(pod: PodSummary): string {
   const list = (names: string[]) => (names.length ? names.join(', ') : 'none');
-  return `pod ${pod.namespace}/${pod.name} (uid ${pod.uid}; secrets: ${list(pod.secrets)}; configmaps: ${list(pod.configMaps)})`;
+  const volumes = (pod.podVolumes ?? []).map((v) => `${v.name} at ${v.targetPath}`);
+  return `pod ${pod.namespace}/${pod.name} (uid ${pod.uid}; secrets: ${list(pod.secrets)}; configmaps: ${list(pod.configMaps)}; csi volumes: ${list(volumes)})`;
 }
 
 const path = (namespace: string, name: string) =>
@@ -93,7 +101,7 @@ export function podsCommand(program: Command): void {
   withClientOptions(
     pods
       .command('delete')
-      .description('unregister a pod, releasing its references')
+      .description('unregister a pod, releasing its references and unpublishing its CSI inline volumes')
       .argument('<namespace/name>'),
   ).action(async (target: string, flags: ClientFlags) => {
     const [namespace, name] = parseNamespacedName(target, 'the pod');

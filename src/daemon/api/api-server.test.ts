@@ -196,6 +196,7 @@ describe('HTTP API routes', () => {
       uid: 'u1',
       secrets: ['s1'],
       configMaps: [],
+      podVolumes: [],
     });
     assert.deepEqual(s.calls, ['register u1']);
 

@@ -4,7 +4,7 @@ import type { Clock, Logger } from '../../common/index.js';
 import type { ApiBackend } from './api-types.js';
 import { acceptEmptyJsonOnDelete } from './empty-json-body.js';
 import { type EventStreamOptions, StreamBudget } from './event-stream.js';
-import { errorBody, httpStatusFor, toApiError } from './http-errors.js';
+import { errorBody, httpStatusFor, retryAfterFor, toApiError } from './http-errors.js';
 import { clusterRoutes } from './routes/cluster.js';
 import { csiRoutes } from './routes/csi.js';
 import { deviceRoutes } from './routes/devices.js';
@@ -51,6 +51,9 @@ export async function createApiApp(backend: ApiBackend, options: ApiAppOptions):
     logger: false,
     bodyLimit: options.bodyLimitBytes,
     return503OnClosing: true,
+    // Path parameters up to 1 KiB reach the routes, which bound them themselves (a CSI
+    // workload name over 128 bytes is a 400 naming it, not a missing route).
+    maxParamLength: 1024,
     // A malformed URL (bad percent-encoding) is answered in berth's error shape too.
     frameworkErrors: (err, _request, reply) => {
       const apiError = toApiError(err, options.bodyLimitBytes);
@@ -69,6 +72,8 @@ export async function createApiApp(backend: ApiBackend, options: ApiAppOptions):
     const status = httpStatusFor(apiError.code);
     if (status >= 500) options.logger.error({ err, url: request.url }, 'API request failed');
     else options.logger.debug({ code: apiError.code, url: request.url }, apiError.message);
+    const retryAfter = retryAfterFor(apiError);
+    if (retryAfter !== undefined) void reply.header('retry-after', String(retryAfter));
     return reply.code(status).send(errorBody(apiError.code, apiError.message));
   });
 
@@ -101,7 +106,7 @@ export async function createApiApp(backend: ApiBackend, options: ApiAppOptions):
   podRoutes(app, backend.pods, options.podBodyLimitBytes ?? options.bodyLimitBytes);
   clusterRoutes(app, backend.cluster ?? (() => undefined), { events: backend.clusterEvents, stream });
   objectRoutes(app, backend.objects);
-  csiRoutes(app, backend.csi);
+  csiRoutes(app, backend.csi, backend.csiVolumes);
   draRoutes(app, backend.dra);
   if (backend.devices) deviceRoutes(app, backend.devices);
   healthRoutes(app, {

@@ -18,7 +18,15 @@ import type {
 import type { KubeObject, ObjectResource } from '../../objects/index.js';
 import type { SocketStatus } from '../../plugin-manager/index.js';
 import type { EventBus } from '../event-bus.js';
-import type { PodSummary, ReadinessView, StatusView } from './wire-types.js';
+import type {
+  CsiCreatedVolumeView,
+  CsiPublicationResult,
+  CsiVolumeView,
+  PodSummary,
+  PodVolume,
+  ReadinessView,
+  StatusView,
+} from './wire-types.js';
 
 /**
  * The narrow views of the daemon's components that the HTTP API reads. The
@@ -47,13 +55,13 @@ export interface PodDocument {
   [key: string]: unknown;
 }
 
-export type { PodSummary };
+export type { PodSummary, PodVolume };
 
 export interface PodRegistry {
-  /** Registers (or updates) the pod with both object managers. */
-  apply(pod: PodDocument): PodSummary;
-  /** Unregisters the stored pod; undefined when no pod has that namespace and name. */
-  delete(namespace: string, name: string): PodSummary | undefined;
+  /** Registers (or updates) the pod with both object managers and publishes its CSI inline volumes. */
+  apply(pod: PodDocument): Promise<PodSummary>;
+  /** Unpublishes the stored pod's inline volumes and unregisters it; undefined when no pod has that namespace and name. */
+  delete(namespace: string, name: string): Promise<PodSummary | undefined>;
   list(): PodSummary[];
 }
 
@@ -93,6 +101,8 @@ export interface ApiBackend {
   clusterEvents?: EventBus<ClusterEvent>;
   /** The CSI handler's drivers (GET /v1/csi/drivers); absent: the route answers 404. */
   csi?: CsiDriverCatalog;
+  /** The CSI volumes API (/v1/csi/volumes...); absent: those routes answer 404. */
+  csiVolumes?: CsiVolumeService;
   /** The DRA handler's drivers and claim calls (/v1/dra/drivers...). */
   dra?: DraDriverService;
 }
@@ -100,6 +110,19 @@ export interface ApiBackend {
 /** The CSI handler's read side. */
 export interface CsiDriverCatalog {
   drivers(): CsiDriverView[];
+}
+
+/** The CSI volume manager's side the API uses (volumes/ VolumeManager). Requests are checked there. */
+export interface CsiVolumeService {
+  create(request: Record<string, unknown> & { driver: string; name: string }): Promise<CsiCreatedVolumeView>;
+  publish(
+    driver: string,
+    volumeId: string,
+    request: Record<string, unknown> & { workload: string },
+  ): Promise<CsiPublicationResult>;
+  unpublish(driver: string, volumeId: string, workload: string): Promise<CsiPublicationResult>;
+  delete(driver: string, volumeId: string): Promise<{ driver: string; volumeId: string }>;
+  list(): Promise<CsiVolumeView[]>;
 }
 
 /** The DRA handler's side the API uses. */

@@ -22,7 +22,21 @@ const STATUS_BY_CODE: Partial<Record<BerthErrorCode, number>> = {
   BERTH_CACHE_SYNC_TIMEOUT: 503,
   BERTH_NOT_READY: 503,
   BERTH_SHUT_DOWN: 503,
+  BERTH_CSI_DRIVER_NOT_FOUND: 404,
+  BERTH_CSI_VOLUME_NOT_FOUND: 404,
+  BERTH_CSI_CONFLICT: 409,
+  BERTH_CSI_CAPABILITY_MISSING: 409,
+  BERTH_CSI_INVALID_ARGUMENT: 400,
+  BERTH_CSI_RESOURCE_EXHAUSTED: 507,
+  BERTH_CSI_DRIVER_UNAVAILABLE: 503,
+  BERTH_CSI_DRIVER_FAILED: 502,
 };
+
+/** Seconds a client should wait before retrying, from the error's `details.retryAfterSeconds`. */
+export function retryAfterFor(err: BerthError): number | undefined {
+  const value = err.details.retryAfterSeconds;
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.ceil(value) : undefined;
+}
 
 export function httpStatusFor(code: BerthErrorCode): number {
   return STATUS_BY_CODE[code] ?? 500;

@@ -116,6 +116,79 @@ export interface PodSummary {
   uid: string;
   secrets: string[];
   configMaps: string[];
+  /** The pod's CSI ephemeral inline volumes, published for its uid. */
+  podVolumes: PodVolume[];
+}
+
+/** One CSI inline volume of a pod (`spec.volumes[].csi`) and where it is mounted. */
+export interface PodVolume {
+  name: string;
+  driver: string;
+  volumeId: string;
+  targetPath: string;
+  readOnly: boolean;
+}
+
+/** POST /v1/csi/volumes */
+export interface CsiCreatedVolumeView {
+  driver: string;
+  volumeId: string;
+  capacityBytes: number;
+  volumeContext: Record<string, string>;
+  accessibleTopology: Array<Record<string, string>>;
+}
+
+/** POST .../publications and DELETE .../publications/{workload} */
+export interface CsiPublicationResult {
+  driver: string;
+  volumeId: string;
+  workload: string;
+  targetPath: string;
+  stagingPath: string | null;
+}
+
+/** One publication in GET /v1/csi/volumes. `status`: published, vanished (not mounted) or uncertain. */
+export interface CsiPublicationView {
+  workload: string;
+  targetPath: string;
+  status: 'published' | 'vanished' | 'uncertain';
+  mounted: boolean;
+  readOnly: boolean;
+  accessMode: string;
+  fsType: string;
+  mountFlags: string[];
+  volumeContext: Record<string, string>;
+  ephemeral: boolean;
+  publishedAt: number;
+}
+
+/** One volume in GET /v1/csi/volumes (times in epoch ms here, ISO text on the wire). */
+export interface CsiVolumeView {
+  driver: string;
+  volumeId: string;
+  name: string | null;
+  capacityBytes: number | null;
+  volumeContext: Record<string, string>;
+  createdAt: number | null;
+  driverRegistered: boolean;
+  controllerPublished: boolean;
+  staging: { path: string; mounted: boolean } | null;
+  publications: CsiPublicationView[];
+  stats: {
+    usage: Array<{ unit: string; total: number; used: number; available: number }>;
+    condition: { abnormal: boolean; message: string } | null;
+  } | null;
+  statsError: string | null;
+}
+
+/** GET /v1/csi/volumes (times as ISO text). */
+export interface CsiVolumeListResponse {
+  volumes: Array<
+    Omit<CsiVolumeView, 'createdAt' | 'publications'> & {
+      createdAt: string | null;
+      publications: Array<Omit<CsiPublicationView, 'publishedAt'> & { publishedAt: string | null }>;
+    }
+  >;
 }
 
 /** PUT and DELETE /v1/pods/{namespace}/{name} */

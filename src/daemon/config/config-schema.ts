@@ -206,7 +206,15 @@ export const configFileSchema = z.strictObject({
   /** Options of the built-in handlers, one section per type (defaults in src/handlers/<type>/*-options.ts). */
   handlerOptions: z
     .strictObject({
-      CSIPlugin: z.strictObject({ callTimeout: duration.optional() }).optional(),
+      CSIPlugin: z
+        .strictObject({
+          callTimeout: duration.optional(),
+          /** Bound of one whole volume operation (queue wait plus its driver calls). */
+          operationTimeout: duration.optional(),
+          /** Root of CSI staging and publish paths (default `<data-dir>/csi`); relative to the config file. */
+          mountRoot: text.optional(),
+        })
+        .optional(),
       DevicePlugin: z
         .strictObject({
           /** Where berth serves the legacy kubelet.sock; `false` serves none. */

@@ -414,7 +414,11 @@ function resolveHandlerOptions(
   }
   const csi = file.handlerOptions?.CSIPlugin;
   if (csi !== undefined) {
-    out.CSIPlugin = csi.callTimeout === undefined ? {} : { callTimeoutMs: csi.callTimeout };
+    const options: Record<string, unknown> = {};
+    if (csi.callTimeout !== undefined) options.callTimeoutMs = csi.callTimeout;
+    if (csi.operationTimeout !== undefined) options.operationTimeoutMs = csi.operationTimeout;
+    if (csi.mountRoot !== undefined) options.mountRoot = fromFile(csi.mountRoot);
+    out.CSIPlugin = options;
   }
   const dra = file.handlerOptions?.DRAPlugin;
   if (dra !== undefined) {

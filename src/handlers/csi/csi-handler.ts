@@ -182,6 +182,18 @@ export class CsiHandler implements BuiltinHandler {
     await this.#delegate?.deRegisterPlugin(name, endpoint, context);
   }
 
+  /** The endpoint and node id of the registered driver of that name (for the volumes API); undefined while none is. */
+  lookupDriver(name: string): { endpoint: string; nodeId: string } | undefined {
+    const entry = this.#drivers.get(name);
+    if (entry?.info === undefined) return undefined;
+    return { endpoint: entry.endpoint, nodeId: entry.info.nodeId };
+  }
+
+  /** The handler's resolved options (call timeouts, the volumes' mount root). */
+  get options(): CsiHandlerOptions {
+    return this.#options;
+  }
+
   /** One entry per registered driver (sorted by name), CSINode-like. */
   drivers(): CsiDriverView[] {
     const out: CsiDriverView[] = [];

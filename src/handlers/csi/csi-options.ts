@@ -1,27 +1,42 @@
 /**
- * Defaults of the CSI handler, in one place. `handlerOptions.CSIPlugin` in
- * the config file overrides them (resolved to milliseconds by the daemon).
+ * Defaults of the CSI handler and of the CSI volumes API, in one place.
+ * `handlerOptions.CSIPlugin` in the config file overrides them (resolved to
+ * milliseconds by the daemon).
  */
 export const CSI_DEFAULTS = {
   /**
    * Deadline of the whole post-registration exchange (GetPluginInfo, Probe,
    * NodeGetCapabilities, NodeGetInfo): the kubelet's csiTimeout for
-   * NodeGetInfo. A registration's own pluginClientTimeout wins.
+   * NodeGetInfo. A registration's own pluginClientTimeout wins. It also bounds
+   * each single volume call (NodeStageVolume, ...), as the kubelet's csiTimeout does.
    */
   callTimeoutMs: 2 * 60_000,
+  /**
+   * Deadline of one whole volume operation (waiting for the volume's queue,
+   * then every call it makes: e.g. ControllerPublish + NodeStage +
+   * NodePublish). Past it the API answers 503 with Retry-After.
+   */
+  operationTimeoutMs: 5 * 60_000,
+  /** The mount root under the data directory when `mountRoot` is not set: `<data-dir>/csi`. */
+  mountRootDirName: 'csi',
 } as const;
 
 export interface CsiHandlerOptions {
   callTimeoutMs: number;
+  operationTimeoutMs: number;
+  /** Absolute path, or undefined for `<data-dir>/csi`. */
+  mountRoot: string | undefined;
+}
+
+function positive(value: unknown, fallback: number): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : fallback;
 }
 
 /** Reads `handlerOptions.CSIPlugin` (already typed by the config schema); unknown keys are ignored. */
 export function csiOptions(raw: Readonly<Record<string, unknown>>): CsiHandlerOptions {
-  const timeout = raw.callTimeoutMs;
   return {
-    callTimeoutMs:
-      typeof timeout === 'number' && Number.isFinite(timeout) && timeout > 0
-        ? timeout
-        : CSI_DEFAULTS.callTimeoutMs,
+    callTimeoutMs: positive(raw.callTimeoutMs, CSI_DEFAULTS.callTimeoutMs),
+    operationTimeoutMs: positive(raw.operationTimeoutMs, CSI_DEFAULTS.operationTimeoutMs),
+    mountRoot: typeof raw.mountRoot === 'string' && raw.mountRoot !== '' ? raw.mountRoot : undefined,
   };
 }

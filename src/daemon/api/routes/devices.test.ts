@@ -42,7 +42,7 @@ describe('device routes', () => {
       plugins: { types: () => [], listPlugins: () => undefined, listInstances: () => [] },
       sockets: () => [],
       events: new EventBus({ clock: systemClock }),
-      pods: { apply: () => assert.fail('unused'), delete: () => undefined, list: () => [] },
+      pods: { apply: () => assert.fail('unused'), delete: async () => undefined, list: () => [] },
       objects: { get: () => assert.fail('unused') },
       metrics: { contentType: metrics.contentType, render: () => metrics.metrics() },
       status: () => ({}) as ReturnType<ApiBackend['status']>,

@@ -24,13 +24,13 @@ export function podRoutes(app: FastifyInstance, pods: PodRegistry, maxPodBytes: 
     },
     async (request): Promise<PodResponse> => {
       const { namespace, name } = request.params as PodParams;
-      return { pod: pods.apply(validatePodDocument(request.body, namespace, name)) };
+      return { pod: await pods.apply(validatePodDocument(request.body, namespace, name)) };
     },
   );
 
   app.delete('/v1/pods/:namespace/:name', async (request): Promise<PodResponse> => {
     const { namespace, name } = request.params as PodParams;
-    const removed = pods.delete(namespace, name);
+    const removed = await pods.delete(namespace, name);
     if (!removed) {
       throw new BerthError(
         'BERTH_NOT_FOUND',

@@ -1,6 +1,7 @@
 // The part of the Container Storage Interface (CSI spec v1.x, package csi.v1)
-// that berth's CSI handler calls after a driver registers: identity, health
-// and the node facts the kubelet records in CSINode. Written for berth; the
+// that berth's CSI handler calls after a driver registers (identity, health
+// and the node facts the kubelet records in CSINode) and the volume lifecycle
+// berth's volumes API drives (create, stage, publish and their negations). Written for berth; the
 // package, service, method names and field numbers are the spec's, so the
 // bytes on the wire are those any CSI driver expects. Methods and fields berth
 // does not use are left out (unknown fields are skipped on decode).
@@ -18,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file csi/v1/csi.proto.
  */
 export const file_csi_v1_csi: GenFile = /*@__PURE__*/
-  fileDesc("ChBjc2kvdjEvY3NpLnByb3RvEgZjc2kudjEiFgoUR2V0UGx1Z2luSW5mb1JlcXVlc3QirQEKFUdldFBsdWdpbkluZm9SZXNwb25zZRIMCgRuYW1lGAEgASgJEhYKDnZlbmRvcl92ZXJzaW9uGAIgASgJEj0KCG1hbmlmZXN0GAMgAygLMisuY3NpLnYxLkdldFBsdWdpbkluZm9SZXNwb25zZS5NYW5pZmVzdEVudHJ5Gi8KDU1hbmlmZXN0RW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASIOCgxQcm9iZVJlcXVlc3QiOgoNUHJvYmVSZXNwb25zZRIpCgVyZWFkeRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5Cb29sVmFsdWUiHAoaTm9kZUdldENhcGFiaWxpdGllc1JlcXVlc3QiUgobTm9kZUdldENhcGFiaWxpdGllc1Jlc3BvbnNlEjMKDGNhcGFiaWxpdGllcxgBIAMoCzIdLmNzaS52MS5Ob2RlU2VydmljZUNhcGFiaWxpdHkitAIKFU5vZGVTZXJ2aWNlQ2FwYWJpbGl0eRIwCgNycGMYASABKAsyIS5jc2kudjEuTm9kZVNlcnZpY2VDYXBhYmlsaXR5LlJQQ0gAGuABCgNSUEMSNAoEdHlwZRgBIAEoDjImLmNzaS52MS5Ob2RlU2VydmljZUNhcGFiaWxpdHkuUlBDLlR5cGUiogEKBFR5cGUSCwoHVU5LTk9XThAAEhgKFFNUQUdFX1VOU1RBR0VfVk9MVU1FEAESFAoQR0VUX1ZPTFVNRV9TVEFUUxACEhEKDUVYUEFORF9WT0xVTUUQAxIUChBWT0xVTUVfQ09ORElUSU9OEAQSHAoYU0lOR0xFX05PREVfTVVMVElfV1JJVEVSEAUSFgoSVk9MVU1FX01PVU5UX0dST1VQEAZCBgoEdHlwZSIUChJOb2RlR2V0SW5mb1JlcXVlc3QicwoTTm9kZUdldEluZm9SZXNwb25zZRIPCgdub2RlX2lkGAEgASgJEhwKFG1heF92b2x1bWVzX3Blcl9ub2RlGAIgASgDEi0KE2FjY2Vzc2libGVfdG9wb2xvZ3kYAyABKAsyEC5jc2kudjEuVG9wb2xvZ3kibQoIVG9wb2xvZ3kSMAoIc2VnbWVudHMYASADKAsyHi5jc2kudjEuVG9wb2xvZ3kuU2VnbWVudHNFbnRyeRovCg1TZWdtZW50c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEykgEKCElkZW50aXR5Ek4KDUdldFBsdWdpbkluZm8SHC5jc2kudjEuR2V0UGx1Z2luSW5mb1JlcXVlc3QaHS5jc2kudjEuR2V0UGx1Z2luSW5mb1Jlc3BvbnNlIgASNgoFUHJvYmUSFC5jc2kudjEuUHJvYmVSZXF1ZXN0GhUuY3NpLnYxLlByb2JlUmVzcG9uc2UiADKyAQoETm9kZRJgChNOb2RlR2V0Q2FwYWJpbGl0aWVzEiIuY3NpLnYxLk5vZGVHZXRDYXBhYmlsaXRpZXNSZXF1ZXN0GiMuY3NpLnYxLk5vZGVHZXRDYXBhYmlsaXRpZXNSZXNwb25zZSIAEkgKC05vZGVHZXRJbmZvEhouY3NpLnYxLk5vZGVHZXRJbmZvUmVxdWVzdBobLmNzaS52MS5Ob2RlR2V0SW5mb1Jlc3BvbnNlIgBiBnByb3RvMw", [file_google_protobuf_wrappers]);
+  fileDesc("ChBjc2kvdjEvY3NpLnByb3RvEgZjc2kudjEiFgoUR2V0UGx1Z2luSW5mb1JlcXVlc3QirQEKFUdldFBsdWdpbkluZm9SZXNwb25zZRIMCgRuYW1lGAEgASgJEhYKDnZlbmRvcl92ZXJzaW9uGAIgASgJEj0KCG1hbmlmZXN0GAMgAygLMisuY3NpLnYxLkdldFBsdWdpbkluZm9SZXNwb25zZS5NYW5pZmVzdEVudHJ5Gi8KDU1hbmlmZXN0RW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASIOCgxQcm9iZVJlcXVlc3QiOgoNUHJvYmVSZXNwb25zZRIpCgVyZWFkeRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5Cb29sVmFsdWUiHAoaTm9kZUdldENhcGFiaWxpdGllc1JlcXVlc3QiUgobTm9kZUdldENhcGFiaWxpdGllc1Jlc3BvbnNlEjMKDGNhcGFiaWxpdGllcxgBIAMoCzIdLmNzaS52MS5Ob2RlU2VydmljZUNhcGFiaWxpdHkitAIKFU5vZGVTZXJ2aWNlQ2FwYWJpbGl0eRIwCgNycGMYASABKAsyIS5jc2kudjEuTm9kZVNlcnZpY2VDYXBhYmlsaXR5LlJQQ0gAGuABCgNSUEMSNAoEdHlwZRgBIAEoDjImLmNzaS52MS5Ob2RlU2VydmljZUNhcGFiaWxpdHkuUlBDLlR5cGUiogEKBFR5cGUSCwoHVU5LTk9XThAAEhgKFFNUQUdFX1VOU1RBR0VfVk9MVU1FEAESFAoQR0VUX1ZPTFVNRV9TVEFUUxACEhEKDUVYUEFORF9WT0xVTUUQAxIUChBWT0xVTUVfQ09ORElUSU9OEAQSHAoYU0lOR0xFX05PREVfTVVMVElfV1JJVEVSEAUSFgoSVk9MVU1FX01PVU5UX0dST1VQEAZCBgoEdHlwZSIUChJOb2RlR2V0SW5mb1JlcXVlc3QicwoTTm9kZUdldEluZm9SZXNwb25zZRIPCgdub2RlX2lkGAEgASgJEhwKFG1heF92b2x1bWVzX3Blcl9ub2RlGAIgASgDEi0KE2FjY2Vzc2libGVfdG9wb2xvZ3kYAyABKAsyEC5jc2kudjEuVG9wb2xvZ3kibQoIVG9wb2xvZ3kSMAoIc2VnbWVudHMYASADKAsyHi5jc2kudjEuVG9wb2xvZ3kuU2VnbWVudHNFbnRyeRovCg1TZWdtZW50c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiPAoNQ2FwYWNpdHlSYW5nZRIWCg5yZXF1aXJlZF9ieXRlcxgBIAEoAxITCgtsaW1pdF9ieXRlcxgCIAEoAyLPBAoQVm9sdW1lQ2FwYWJpbGl0eRI1CgVibG9jaxgBIAEoCzIkLmNzaS52MS5Wb2x1bWVDYXBhYmlsaXR5LkJsb2NrVm9sdW1lSAASNQoFbW91bnQYAiABKAsyJC5jc2kudjEuVm9sdW1lQ2FwYWJpbGl0eS5Nb3VudFZvbHVtZUgAEjgKC2FjY2Vzc19tb2RlGAMgASgLMiMuY3NpLnYxLlZvbHVtZUNhcGFiaWxpdHkuQWNjZXNzTW9kZRoNCgtCbG9ja1ZvbHVtZRpPCgtNb3VudFZvbHVtZRIPCgdmc190eXBlGAEgASgJEhMKC21vdW50X2ZsYWdzGAIgAygJEhoKEnZvbHVtZV9tb3VudF9ncm91cBgDIAEoCRqjAgoKQWNjZXNzTW9kZRI2CgRtb2RlGAEgASgOMiguY3NpLnYxLlZvbHVtZUNhcGFiaWxpdHkuQWNjZXNzTW9kZS5Nb2RlItwBCgRNb2RlEgsKB1VOS05PV04QABIWChJTSU5HTEVfTk9ERV9XUklURVIQARIbChdTSU5HTEVfTk9ERV9SRUFERVJfT05MWRACEhoKFk1VTFRJX05PREVfUkVBREVSX09OTFkQAxIcChhNVUxUSV9OT0RFX1NJTkdMRV9XUklURVIQBBIbChdNVUxUSV9OT0RFX01VTFRJX1dSSVRFUhAFEh0KGVNJTkdMRV9OT0RFX1NJTkdMRV9XUklURVIQBhIcChhTSU5HTEVfTk9ERV9NVUxUSV9XUklURVIQB0INCgthY2Nlc3NfdHlwZSKpAwoTQ3JlYXRlVm9sdW1lUmVxdWVzdBIMCgRuYW1lGAEgASgJEi0KDmNhcGFjaXR5X3JhbmdlGAIgASgLMhUuY3NpLnYxLkNhcGFjaXR5UmFuZ2USNQoTdm9sdW1lX2NhcGFiaWxpdGllcxgDIAMoCzIYLmNzaS52MS5Wb2x1bWVDYXBhYmlsaXR5Ej8KCnBhcmFtZXRlcnMYBCADKAsyKy5jc2kudjEuQ3JlYXRlVm9sdW1lUmVxdWVzdC5QYXJhbWV0ZXJzRW50cnkSOQoHc2VjcmV0cxgFIAMoCzIoLmNzaS52MS5DcmVhdGVWb2x1bWVSZXF1ZXN0LlNlY3JldHNFbnRyeRI/ChphY2Nlc3NpYmlsaXR5X3JlcXVpcmVtZW50cxgHIAEoCzIbLmNzaS52MS5Ub3BvbG9neVJlcXVpcmVtZW50GjEKD1BhcmFtZXRlcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi4KDFNlY3JldHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIl8KE1RvcG9sb2d5UmVxdWlyZW1lbnQSIwoJcmVxdWlzaXRlGAEgAygLMhAuY3NpLnYxLlRvcG9sb2d5EiMKCXByZWZlcnJlZBgCIAMoCzIQLmNzaS52MS5Ub3BvbG9neSI2ChRDcmVhdGVWb2x1bWVSZXNwb25zZRIeCgZ2b2x1bWUYASABKAsyDi5jc2kudjEuVm9sdW1lItMBCgZWb2x1bWUSFgoOY2FwYWNpdHlfYnl0ZXMYASABKAMSEQoJdm9sdW1lX2lkGAIgASgJEjkKDnZvbHVtZV9jb250ZXh0GAMgAygLMiEuY3NpLnYxLlZvbHVtZS5Wb2x1bWVDb250ZXh0RW50cnkSLQoTYWNjZXNzaWJsZV90b3BvbG9neRgFIAMoCzIQLmNzaS52MS5Ub3BvbG9neRo0ChJWb2x1bWVDb250ZXh0RW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKTAQoTRGVsZXRlVm9sdW1lUmVxdWVzdBIRCgl2b2x1bWVfaWQYASABKAkSOQoHc2VjcmV0cxgCIAMoCzIoLmNzaS52MS5EZWxldGVWb2x1bWVSZXF1ZXN0LlNlY3JldHNFbnRyeRouCgxTZWNyZXRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASIWChREZWxldGVWb2x1bWVSZXNwb25zZSKKAwoeQ29udHJvbGxlclB1Ymxpc2hWb2x1bWVSZXF1ZXN0EhEKCXZvbHVtZV9pZBgBIAEoCRIPCgdub2RlX2lkGAIgASgJEjMKEXZvbHVtZV9jYXBhYmlsaXR5GAMgASgLMhguY3NpLnYxLlZvbHVtZUNhcGFiaWxpdHkSEAoIcmVhZG9ubHkYBCABKAgSRAoHc2VjcmV0cxgFIAMoCzIzLmNzaS52MS5Db250cm9sbGVyUHVibGlzaFZvbHVtZVJlcXVlc3QuU2VjcmV0c0VudHJ5ElEKDnZvbHVtZV9jb250ZXh0GAYgAygLMjkuY3NpLnYxLkNvbnRyb2xsZXJQdWJsaXNoVm9sdW1lUmVxdWVzdC5Wb2x1bWVDb250ZXh0RW50cnkaLgoMU2VjcmV0c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaNAoSVm9sdW1lQ29udGV4dEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEirgEKH0NvbnRyb2xsZXJQdWJsaXNoVm9sdW1lUmVzcG9uc2USVAoPcHVibGlzaF9jb250ZXh0GAEgAygLMjsuY3NpLnYxLkNvbnRyb2xsZXJQdWJsaXNoVm9sdW1lUmVzcG9uc2UuUHVibGlzaENvbnRleHRFbnRyeRo1ChNQdWJsaXNoQ29udGV4dEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEivgEKIENvbnRyb2xsZXJVbnB1Ymxpc2hWb2x1bWVSZXF1ZXN0EhEKCXZvbHVtZV9pZBgBIAEoCRIPCgdub2RlX2lkGAIgASgJEkYKB3NlY3JldHMYAyADKAsyNS5jc2kudjEuQ29udHJvbGxlclVucHVibGlzaFZvbHVtZVJlcXVlc3QuU2VjcmV0c0VudHJ5Gi4KDFNlY3JldHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIiMKIUNvbnRyb2xsZXJVbnB1Ymxpc2hWb2x1bWVSZXNwb25zZSIiCiBDb250cm9sbGVyR2V0Q2FwYWJpbGl0aWVzUmVxdWVzdCJeCiFDb250cm9sbGVyR2V0Q2FwYWJpbGl0aWVzUmVzcG9uc2USOQoMY2FwYWJpbGl0aWVzGAEgAygLMiMuY3NpLnYxLkNvbnRyb2xsZXJTZXJ2aWNlQ2FwYWJpbGl0eSL3AwobQ29udHJvbGxlclNlcnZpY2VDYXBhYmlsaXR5EjYKA3JwYxgBIAEoCzInLmNzaS52MS5Db250cm9sbGVyU2VydmljZUNhcGFiaWxpdHkuUlBDSAAalwMKA1JQQxI6CgR0eXBlGAEgASgOMiwuY3NpLnYxLkNvbnRyb2xsZXJTZXJ2aWNlQ2FwYWJpbGl0eS5SUEMuVHlwZSLTAgoEVHlwZRILCgdVTktOT1dOEAASGAoUQ1JFQVRFX0RFTEVURV9WT0xVTUUQARIcChhQVUJMSVNIX1VOUFVCTElTSF9WT0xVTUUQAhIQCgxMSVNUX1ZPTFVNRVMQAxIQCgxHRVRfQ0FQQUNJVFkQBBIaChZDUkVBVEVfREVMRVRFX1NOQVBTSE9UEAUSEgoOTElTVF9TTkFQU0hPVFMQBhIQCgxDTE9ORV9WT0xVTUUQBxIUChBQVUJMSVNIX1JFQURPTkxZEAgSEQoNRVhQQU5EX1ZPTFVNRRAJEiAKHExJU1RfVk9MVU1FU19QVUJMSVNIRURfTk9ERVMQChIUChBWT0xVTUVfQ09ORElUSU9OEAsSDgoKR0VUX1ZPTFVNRRAMEhwKGFNJTkdMRV9OT0RFX01VTFRJX1dSSVRFUhANEhEKDU1PRElGWV9WT0xVTUUQDkIGCgR0eXBlIvADChZOb2RlU3RhZ2VWb2x1bWVSZXF1ZXN0EhEKCXZvbHVtZV9pZBgBIAEoCRJLCg9wdWJsaXNoX2NvbnRleHQYAiADKAsyMi5jc2kudjEuTm9kZVN0YWdlVm9sdW1lUmVxdWVzdC5QdWJsaXNoQ29udGV4dEVudHJ5EhsKE3N0YWdpbmdfdGFyZ2V0X3BhdGgYAyABKAkSMwoRdm9sdW1lX2NhcGFiaWxpdHkYBCABKAsyGC5jc2kudjEuVm9sdW1lQ2FwYWJpbGl0eRI8CgdzZWNyZXRzGAUgAygLMisuY3NpLnYxLk5vZGVTdGFnZVZvbHVtZVJlcXVlc3QuU2VjcmV0c0VudHJ5EkkKDnZvbHVtZV9jb250ZXh0GAYgAygLMjEuY3NpLnYxLk5vZGVTdGFnZVZvbHVtZVJlcXVlc3QuVm9sdW1lQ29udGV4dEVudHJ5GjUKE1B1Ymxpc2hDb250ZXh0RW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARouCgxTZWNyZXRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARo0ChJWb2x1bWVDb250ZXh0RW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASIZChdOb2RlU3RhZ2VWb2x1bWVSZXNwb25zZSJKChhOb2RlVW5zdGFnZVZvbHVtZVJlcXVlc3QSEQoJdm9sdW1lX2lkGAEgASgJEhsKE3N0YWdpbmdfdGFyZ2V0X3BhdGgYAiABKAkiGwoZTm9kZVVuc3RhZ2VWb2x1bWVSZXNwb25zZSKfBAoYTm9kZVB1Ymxpc2hWb2x1bWVSZXF1ZXN0EhEKCXZvbHVtZV9pZBgBIAEoCRJNCg9wdWJsaXNoX2NvbnRleHQYAiADKAsyNC5jc2kudjEuTm9kZVB1Ymxpc2hWb2x1bWVSZXF1ZXN0LlB1Ymxpc2hDb250ZXh0RW50cnkSGwoTc3RhZ2luZ190YXJnZXRfcGF0aBgDIAEoCRITCgt0YXJnZXRfcGF0aBgEIAEoCRIzChF2b2x1bWVfY2FwYWJpbGl0eRgFIAEoCzIYLmNzaS52MS5Wb2x1bWVDYXBhYmlsaXR5EhAKCHJlYWRvbmx5GAYgASgIEj4KB3NlY3JldHMYByADKAsyLS5jc2kudjEuTm9kZVB1Ymxpc2hWb2x1bWVSZXF1ZXN0LlNlY3JldHNFbnRyeRJLCg52b2x1bWVfY29udGV4dBgIIAMoCzIzLmNzaS52MS5Ob2RlUHVibGlzaFZvbHVtZVJlcXVlc3QuVm9sdW1lQ29udGV4dEVudHJ5GjUKE1B1Ymxpc2hDb250ZXh0RW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARouCgxTZWNyZXRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARo0ChJWb2x1bWVDb250ZXh0RW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASIbChlOb2RlUHVibGlzaFZvbHVtZVJlc3BvbnNlIkQKGk5vZGVVbnB1Ymxpc2hWb2x1bWVSZXF1ZXN0EhEKCXZvbHVtZV9pZBgBIAEoCRITCgt0YXJnZXRfcGF0aBgCIAEoCSIdChtOb2RlVW5wdWJsaXNoVm9sdW1lUmVzcG9uc2UiYAoZTm9kZUdldFZvbHVtZVN0YXRzUmVxdWVzdBIRCgl2b2x1bWVfaWQYASABKAkSEwoLdm9sdW1lX3BhdGgYAiABKAkSGwoTc3RhZ2luZ190YXJnZXRfcGF0aBgDIAEoCSJzChpOb2RlR2V0Vm9sdW1lU3RhdHNSZXNwb25zZRIiCgV1c2FnZRgBIAMoCzITLmNzaS52MS5Wb2x1bWVVc2FnZRIxChB2b2x1bWVfY29uZGl0aW9uGAIgASgLMhcuY3NpLnYxLlZvbHVtZUNvbmRpdGlvbiKRAQoLVm9sdW1lVXNhZ2USEQoJYXZhaWxhYmxlGAEgASgDEg0KBXRvdGFsGAIgASgDEgwKBHVzZWQYAyABKAMSJgoEdW5pdBgEIAEoDjIYLmNzaS52MS5Wb2x1bWVVc2FnZS5Vbml0IioKBFVuaXQSCwoHVU5LTk9XThAAEgkKBUJZVEVTEAESCgoGSU5PREVTEAIiNAoPVm9sdW1lQ29uZGl0aW9uEhAKCGFibm9ybWFsGAEgASgIEg8KB21lc3NhZ2UYAiABKAkykgEKCElkZW50aXR5Ek4KDUdldFBsdWdpbkluZm8SHC5jc2kudjEuR2V0UGx1Z2luSW5mb1JlcXVlc3QaHS5jc2kudjEuR2V0UGx1Z2luSW5mb1Jlc3BvbnNlIgASNgoFUHJvYmUSFC5jc2kudjEuUHJvYmVSZXF1ZXN0GhUuY3NpLnYxLlByb2JlUmVzcG9uc2UiADKBBQoETm9kZRJgChNOb2RlR2V0Q2FwYWJpbGl0aWVzEiIuY3NpLnYxLk5vZGVHZXRDYXBhYmlsaXRpZXNSZXF1ZXN0GiMuY3NpLnYxLk5vZGVHZXRDYXBhYmlsaXRpZXNSZXNwb25zZSIAEkgKC05vZGVHZXRJbmZvEhouY3NpLnYxLk5vZGVHZXRJbmZvUmVxdWVzdBobLmNzaS52MS5Ob2RlR2V0SW5mb1Jlc3BvbnNlIgASVAoPTm9kZVN0YWdlVm9sdW1lEh4uY3NpLnYxLk5vZGVTdGFnZVZvbHVtZVJlcXVlc3QaHy5jc2kudjEuTm9kZVN0YWdlVm9sdW1lUmVzcG9uc2UiABJaChFOb2RlVW5zdGFnZVZvbHVtZRIgLmNzaS52MS5Ob2RlVW5zdGFnZVZvbHVtZVJlcXVlc3QaIS5jc2kudjEuTm9kZVVuc3RhZ2VWb2x1bWVSZXNwb25zZSIAEloKEU5vZGVQdWJsaXNoVm9sdW1lEiAuY3NpLnYxLk5vZGVQdWJsaXNoVm9sdW1lUmVxdWVzdBohLmNzaS52MS5Ob2RlUHVibGlzaFZvbHVtZVJlc3BvbnNlIgASYAoTTm9kZVVucHVibGlzaFZvbHVtZRIiLmNzaS52MS5Ob2RlVW5wdWJsaXNoVm9sdW1lUmVxdWVzdBojLmNzaS52MS5Ob2RlVW5wdWJsaXNoVm9sdW1lUmVzcG9uc2UiABJdChJOb2RlR2V0Vm9sdW1lU3RhdHMSIS5jc2kudjEuTm9kZUdldFZvbHVtZVN0YXRzUmVxdWVzdBoiLmNzaS52MS5Ob2RlR2V0Vm9sdW1lU3RhdHNSZXNwb25zZSIAMvwDCgpDb250cm9sbGVyEksKDENyZWF0ZVZvbHVtZRIbLmNzaS52MS5DcmVhdGVWb2x1bWVSZXF1ZXN0GhwuY3NpLnYxLkNyZWF0ZVZvbHVtZVJlc3BvbnNlIgASSwoMRGVsZXRlVm9sdW1lEhsuY3NpLnYxLkRlbGV0ZVZvbHVtZVJlcXVlc3QaHC5jc2kudjEuRGVsZXRlVm9sdW1lUmVzcG9uc2UiABJsChdDb250cm9sbGVyUHVibGlzaFZvbHVtZRImLmNzaS52MS5Db250cm9sbGVyUHVibGlzaFZvbHVtZVJlcXVlc3QaJy5jc2kudjEuQ29udHJvbGxlclB1Ymxpc2hWb2x1bWVSZXNwb25zZSIAEnIKGUNvbnRyb2xsZXJVbnB1Ymxpc2hWb2x1bWUSKC5jc2kudjEuQ29udHJvbGxlclVucHVibGlzaFZvbHVtZVJlcXVlc3QaKS5jc2kudjEuQ29udHJvbGxlclVucHVibGlzaFZvbHVtZVJlc3BvbnNlIgAScgoZQ29udHJvbGxlckdldENhcGFiaWxpdGllcxIoLmNzaS52MS5Db250cm9sbGVyR2V0Q2FwYWJpbGl0aWVzUmVxdWVzdBopLmNzaS52MS5Db250cm9sbGVyR2V0Q2FwYWJpbGl0aWVzUmVzcG9uc2UiAGIGcHJvdG8z", [file_google_protobuf_wrappers]);
 
 /**
  * @generated from message csi.v1.GetPluginInfoRequest
@@ -266,6 +267,892 @@ export const TopologySchema: GenMessage<Topology> = /*@__PURE__*/
   messageDesc(file_csi_v1_csi, 9);
 
 /**
+ * @generated from message csi.v1.CapacityRange
+ */
+export type CapacityRange = Message<"csi.v1.CapacityRange"> & {
+  /**
+   * @generated from field: int64 required_bytes = 1;
+   */
+  requiredBytes: bigint;
+
+  /**
+   * @generated from field: int64 limit_bytes = 2;
+   */
+  limitBytes: bigint;
+};
+
+/**
+ * Describes the message csi.v1.CapacityRange.
+ * Use `create(CapacityRangeSchema)` to create a new message.
+ */
+export const CapacityRangeSchema: GenMessage<CapacityRange> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 10);
+
+/**
+ * @generated from message csi.v1.VolumeCapability
+ */
+export type VolumeCapability = Message<"csi.v1.VolumeCapability"> & {
+  /**
+   * @generated from oneof csi.v1.VolumeCapability.access_type
+   */
+  accessType: {
+    /**
+     * @generated from field: csi.v1.VolumeCapability.BlockVolume block = 1;
+     */
+    value: VolumeCapability_BlockVolume;
+    case: "block";
+  } | {
+    /**
+     * @generated from field: csi.v1.VolumeCapability.MountVolume mount = 2;
+     */
+    value: VolumeCapability_MountVolume;
+    case: "mount";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * @generated from field: csi.v1.VolumeCapability.AccessMode access_mode = 3;
+   */
+  accessMode?: VolumeCapability_AccessMode;
+};
+
+/**
+ * Describes the message csi.v1.VolumeCapability.
+ * Use `create(VolumeCapabilitySchema)` to create a new message.
+ */
+export const VolumeCapabilitySchema: GenMessage<VolumeCapability> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 11);
+
+/**
+ * @generated from message csi.v1.VolumeCapability.BlockVolume
+ */
+export type VolumeCapability_BlockVolume = Message<"csi.v1.VolumeCapability.BlockVolume"> & {
+};
+
+/**
+ * Describes the message csi.v1.VolumeCapability.BlockVolume.
+ * Use `create(VolumeCapability_BlockVolumeSchema)` to create a new message.
+ */
+export const VolumeCapability_BlockVolumeSchema: GenMessage<VolumeCapability_BlockVolume> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 11, 0);
+
+/**
+ * @generated from message csi.v1.VolumeCapability.MountVolume
+ */
+export type VolumeCapability_MountVolume = Message<"csi.v1.VolumeCapability.MountVolume"> & {
+  /**
+   * @generated from field: string fs_type = 1;
+   */
+  fsType: string;
+
+  /**
+   * @generated from field: repeated string mount_flags = 2;
+   */
+  mountFlags: string[];
+
+  /**
+   * @generated from field: string volume_mount_group = 3;
+   */
+  volumeMountGroup: string;
+};
+
+/**
+ * Describes the message csi.v1.VolumeCapability.MountVolume.
+ * Use `create(VolumeCapability_MountVolumeSchema)` to create a new message.
+ */
+export const VolumeCapability_MountVolumeSchema: GenMessage<VolumeCapability_MountVolume> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 11, 1);
+
+/**
+ * @generated from message csi.v1.VolumeCapability.AccessMode
+ */
+export type VolumeCapability_AccessMode = Message<"csi.v1.VolumeCapability.AccessMode"> & {
+  /**
+   * @generated from field: csi.v1.VolumeCapability.AccessMode.Mode mode = 1;
+   */
+  mode: VolumeCapability_AccessMode_Mode;
+};
+
+/**
+ * Describes the message csi.v1.VolumeCapability.AccessMode.
+ * Use `create(VolumeCapability_AccessModeSchema)` to create a new message.
+ */
+export const VolumeCapability_AccessModeSchema: GenMessage<VolumeCapability_AccessMode> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 11, 2);
+
+/**
+ * @generated from enum csi.v1.VolumeCapability.AccessMode.Mode
+ */
+export enum VolumeCapability_AccessMode_Mode {
+  /**
+   * @generated from enum value: UNKNOWN = 0;
+   */
+  UNKNOWN = 0,
+
+  /**
+   * @generated from enum value: SINGLE_NODE_WRITER = 1;
+   */
+  SINGLE_NODE_WRITER = 1,
+
+  /**
+   * @generated from enum value: SINGLE_NODE_READER_ONLY = 2;
+   */
+  SINGLE_NODE_READER_ONLY = 2,
+
+  /**
+   * @generated from enum value: MULTI_NODE_READER_ONLY = 3;
+   */
+  MULTI_NODE_READER_ONLY = 3,
+
+  /**
+   * @generated from enum value: MULTI_NODE_SINGLE_WRITER = 4;
+   */
+  MULTI_NODE_SINGLE_WRITER = 4,
+
+  /**
+   * @generated from enum value: MULTI_NODE_MULTI_WRITER = 5;
+   */
+  MULTI_NODE_MULTI_WRITER = 5,
+
+  /**
+   * @generated from enum value: SINGLE_NODE_SINGLE_WRITER = 6;
+   */
+  SINGLE_NODE_SINGLE_WRITER = 6,
+
+  /**
+   * @generated from enum value: SINGLE_NODE_MULTI_WRITER = 7;
+   */
+  SINGLE_NODE_MULTI_WRITER = 7,
+}
+
+/**
+ * Describes the enum csi.v1.VolumeCapability.AccessMode.Mode.
+ */
+export const VolumeCapability_AccessMode_ModeSchema: GenEnum<VolumeCapability_AccessMode_Mode> = /*@__PURE__*/
+  enumDesc(file_csi_v1_csi, 11, 2, 0);
+
+/**
+ * @generated from message csi.v1.CreateVolumeRequest
+ */
+export type CreateVolumeRequest = Message<"csi.v1.CreateVolumeRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: csi.v1.CapacityRange capacity_range = 2;
+   */
+  capacityRange?: CapacityRange;
+
+  /**
+   * @generated from field: repeated csi.v1.VolumeCapability volume_capabilities = 3;
+   */
+  volumeCapabilities: VolumeCapability[];
+
+  /**
+   * @generated from field: map<string, string> parameters = 4;
+   */
+  parameters: { [key: string]: string };
+
+  /**
+   * @generated from field: map<string, string> secrets = 5;
+   */
+  secrets: { [key: string]: string };
+
+  /**
+   * @generated from field: csi.v1.TopologyRequirement accessibility_requirements = 7;
+   */
+  accessibilityRequirements?: TopologyRequirement;
+};
+
+/**
+ * Describes the message csi.v1.CreateVolumeRequest.
+ * Use `create(CreateVolumeRequestSchema)` to create a new message.
+ */
+export const CreateVolumeRequestSchema: GenMessage<CreateVolumeRequest> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 12);
+
+/**
+ * @generated from message csi.v1.TopologyRequirement
+ */
+export type TopologyRequirement = Message<"csi.v1.TopologyRequirement"> & {
+  /**
+   * @generated from field: repeated csi.v1.Topology requisite = 1;
+   */
+  requisite: Topology[];
+
+  /**
+   * @generated from field: repeated csi.v1.Topology preferred = 2;
+   */
+  preferred: Topology[];
+};
+
+/**
+ * Describes the message csi.v1.TopologyRequirement.
+ * Use `create(TopologyRequirementSchema)` to create a new message.
+ */
+export const TopologyRequirementSchema: GenMessage<TopologyRequirement> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 13);
+
+/**
+ * @generated from message csi.v1.CreateVolumeResponse
+ */
+export type CreateVolumeResponse = Message<"csi.v1.CreateVolumeResponse"> & {
+  /**
+   * @generated from field: csi.v1.Volume volume = 1;
+   */
+  volume?: Volume;
+};
+
+/**
+ * Describes the message csi.v1.CreateVolumeResponse.
+ * Use `create(CreateVolumeResponseSchema)` to create a new message.
+ */
+export const CreateVolumeResponseSchema: GenMessage<CreateVolumeResponse> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 14);
+
+/**
+ * @generated from message csi.v1.Volume
+ */
+export type Volume = Message<"csi.v1.Volume"> & {
+  /**
+   * @generated from field: int64 capacity_bytes = 1;
+   */
+  capacityBytes: bigint;
+
+  /**
+   * @generated from field: string volume_id = 2;
+   */
+  volumeId: string;
+
+  /**
+   * @generated from field: map<string, string> volume_context = 3;
+   */
+  volumeContext: { [key: string]: string };
+
+  /**
+   * @generated from field: repeated csi.v1.Topology accessible_topology = 5;
+   */
+  accessibleTopology: Topology[];
+};
+
+/**
+ * Describes the message csi.v1.Volume.
+ * Use `create(VolumeSchema)` to create a new message.
+ */
+export const VolumeSchema: GenMessage<Volume> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 15);
+
+/**
+ * @generated from message csi.v1.DeleteVolumeRequest
+ */
+export type DeleteVolumeRequest = Message<"csi.v1.DeleteVolumeRequest"> & {
+  /**
+   * @generated from field: string volume_id = 1;
+   */
+  volumeId: string;
+
+  /**
+   * @generated from field: map<string, string> secrets = 2;
+   */
+  secrets: { [key: string]: string };
+};
+
+/**
+ * Describes the message csi.v1.DeleteVolumeRequest.
+ * Use `create(DeleteVolumeRequestSchema)` to create a new message.
+ */
+export const DeleteVolumeRequestSchema: GenMessage<DeleteVolumeRequest> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 16);
+
+/**
+ * @generated from message csi.v1.DeleteVolumeResponse
+ */
+export type DeleteVolumeResponse = Message<"csi.v1.DeleteVolumeResponse"> & {
+};
+
+/**
+ * Describes the message csi.v1.DeleteVolumeResponse.
+ * Use `create(DeleteVolumeResponseSchema)` to create a new message.
+ */
+export const DeleteVolumeResponseSchema: GenMessage<DeleteVolumeResponse> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 17);
+
+/**
+ * @generated from message csi.v1.ControllerPublishVolumeRequest
+ */
+export type ControllerPublishVolumeRequest = Message<"csi.v1.ControllerPublishVolumeRequest"> & {
+  /**
+   * @generated from field: string volume_id = 1;
+   */
+  volumeId: string;
+
+  /**
+   * @generated from field: string node_id = 2;
+   */
+  nodeId: string;
+
+  /**
+   * @generated from field: csi.v1.VolumeCapability volume_capability = 3;
+   */
+  volumeCapability?: VolumeCapability;
+
+  /**
+   * @generated from field: bool readonly = 4;
+   */
+  readonly: boolean;
+
+  /**
+   * @generated from field: map<string, string> secrets = 5;
+   */
+  secrets: { [key: string]: string };
+
+  /**
+   * @generated from field: map<string, string> volume_context = 6;
+   */
+  volumeContext: { [key: string]: string };
+};
+
+/**
+ * Describes the message csi.v1.ControllerPublishVolumeRequest.
+ * Use `create(ControllerPublishVolumeRequestSchema)` to create a new message.
+ */
+export const ControllerPublishVolumeRequestSchema: GenMessage<ControllerPublishVolumeRequest> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 18);
+
+/**
+ * @generated from message csi.v1.ControllerPublishVolumeResponse
+ */
+export type ControllerPublishVolumeResponse = Message<"csi.v1.ControllerPublishVolumeResponse"> & {
+  /**
+   * @generated from field: map<string, string> publish_context = 1;
+   */
+  publishContext: { [key: string]: string };
+};
+
+/**
+ * Describes the message csi.v1.ControllerPublishVolumeResponse.
+ * Use `create(ControllerPublishVolumeResponseSchema)` to create a new message.
+ */
+export const ControllerPublishVolumeResponseSchema: GenMessage<ControllerPublishVolumeResponse> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 19);
+
+/**
+ * @generated from message csi.v1.ControllerUnpublishVolumeRequest
+ */
+export type ControllerUnpublishVolumeRequest = Message<"csi.v1.ControllerUnpublishVolumeRequest"> & {
+  /**
+   * @generated from field: string volume_id = 1;
+   */
+  volumeId: string;
+
+  /**
+   * @generated from field: string node_id = 2;
+   */
+  nodeId: string;
+
+  /**
+   * @generated from field: map<string, string> secrets = 3;
+   */
+  secrets: { [key: string]: string };
+};
+
+/**
+ * Describes the message csi.v1.ControllerUnpublishVolumeRequest.
+ * Use `create(ControllerUnpublishVolumeRequestSchema)` to create a new message.
+ */
+export const ControllerUnpublishVolumeRequestSchema: GenMessage<ControllerUnpublishVolumeRequest> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 20);
+
+/**
+ * @generated from message csi.v1.ControllerUnpublishVolumeResponse
+ */
+export type ControllerUnpublishVolumeResponse = Message<"csi.v1.ControllerUnpublishVolumeResponse"> & {
+};
+
+/**
+ * Describes the message csi.v1.ControllerUnpublishVolumeResponse.
+ * Use `create(ControllerUnpublishVolumeResponseSchema)` to create a new message.
+ */
+export const ControllerUnpublishVolumeResponseSchema: GenMessage<ControllerUnpublishVolumeResponse> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 21);
+
+/**
+ * @generated from message csi.v1.ControllerGetCapabilitiesRequest
+ */
+export type ControllerGetCapabilitiesRequest = Message<"csi.v1.ControllerGetCapabilitiesRequest"> & {
+};
+
+/**
+ * Describes the message csi.v1.ControllerGetCapabilitiesRequest.
+ * Use `create(ControllerGetCapabilitiesRequestSchema)` to create a new message.
+ */
+export const ControllerGetCapabilitiesRequestSchema: GenMessage<ControllerGetCapabilitiesRequest> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 22);
+
+/**
+ * @generated from message csi.v1.ControllerGetCapabilitiesResponse
+ */
+export type ControllerGetCapabilitiesResponse = Message<"csi.v1.ControllerGetCapabilitiesResponse"> & {
+  /**
+   * @generated from field: repeated csi.v1.ControllerServiceCapability capabilities = 1;
+   */
+  capabilities: ControllerServiceCapability[];
+};
+
+/**
+ * Describes the message csi.v1.ControllerGetCapabilitiesResponse.
+ * Use `create(ControllerGetCapabilitiesResponseSchema)` to create a new message.
+ */
+export const ControllerGetCapabilitiesResponseSchema: GenMessage<ControllerGetCapabilitiesResponse> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 23);
+
+/**
+ * @generated from message csi.v1.ControllerServiceCapability
+ */
+export type ControllerServiceCapability = Message<"csi.v1.ControllerServiceCapability"> & {
+  /**
+   * @generated from oneof csi.v1.ControllerServiceCapability.type
+   */
+  type: {
+    /**
+     * @generated from field: csi.v1.ControllerServiceCapability.RPC rpc = 1;
+     */
+    value: ControllerServiceCapability_RPC;
+    case: "rpc";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message csi.v1.ControllerServiceCapability.
+ * Use `create(ControllerServiceCapabilitySchema)` to create a new message.
+ */
+export const ControllerServiceCapabilitySchema: GenMessage<ControllerServiceCapability> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 24);
+
+/**
+ * @generated from message csi.v1.ControllerServiceCapability.RPC
+ */
+export type ControllerServiceCapability_RPC = Message<"csi.v1.ControllerServiceCapability.RPC"> & {
+  /**
+   * @generated from field: csi.v1.ControllerServiceCapability.RPC.Type type = 1;
+   */
+  type: ControllerServiceCapability_RPC_Type;
+};
+
+/**
+ * Describes the message csi.v1.ControllerServiceCapability.RPC.
+ * Use `create(ControllerServiceCapability_RPCSchema)` to create a new message.
+ */
+export const ControllerServiceCapability_RPCSchema: GenMessage<ControllerServiceCapability_RPC> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 24, 0);
+
+/**
+ * @generated from enum csi.v1.ControllerServiceCapability.RPC.Type
+ */
+export enum ControllerServiceCapability_RPC_Type {
+  /**
+   * @generated from enum value: UNKNOWN = 0;
+   */
+  UNKNOWN = 0,
+
+  /**
+   * @generated from enum value: CREATE_DELETE_VOLUME = 1;
+   */
+  CREATE_DELETE_VOLUME = 1,
+
+  /**
+   * @generated from enum value: PUBLISH_UNPUBLISH_VOLUME = 2;
+   */
+  PUBLISH_UNPUBLISH_VOLUME = 2,
+
+  /**
+   * @generated from enum value: LIST_VOLUMES = 3;
+   */
+  LIST_VOLUMES = 3,
+
+  /**
+   * @generated from enum value: GET_CAPACITY = 4;
+   */
+  GET_CAPACITY = 4,
+
+  /**
+   * @generated from enum value: CREATE_DELETE_SNAPSHOT = 5;
+   */
+  CREATE_DELETE_SNAPSHOT = 5,
+
+  /**
+   * @generated from enum value: LIST_SNAPSHOTS = 6;
+   */
+  LIST_SNAPSHOTS = 6,
+
+  /**
+   * @generated from enum value: CLONE_VOLUME = 7;
+   */
+  CLONE_VOLUME = 7,
+
+  /**
+   * @generated from enum value: PUBLISH_READONLY = 8;
+   */
+  PUBLISH_READONLY = 8,
+
+  /**
+   * @generated from enum value: EXPAND_VOLUME = 9;
+   */
+  EXPAND_VOLUME = 9,
+
+  /**
+   * @generated from enum value: LIST_VOLUMES_PUBLISHED_NODES = 10;
+   */
+  LIST_VOLUMES_PUBLISHED_NODES = 10,
+
+  /**
+   * @generated from enum value: VOLUME_CONDITION = 11;
+   */
+  VOLUME_CONDITION = 11,
+
+  /**
+   * @generated from enum value: GET_VOLUME = 12;
+   */
+  GET_VOLUME = 12,
+
+  /**
+   * @generated from enum value: SINGLE_NODE_MULTI_WRITER = 13;
+   */
+  SINGLE_NODE_MULTI_WRITER = 13,
+
+  /**
+   * @generated from enum value: MODIFY_VOLUME = 14;
+   */
+  MODIFY_VOLUME = 14,
+}
+
+/**
+ * Describes the enum csi.v1.ControllerServiceCapability.RPC.Type.
+ */
+export const ControllerServiceCapability_RPC_TypeSchema: GenEnum<ControllerServiceCapability_RPC_Type> = /*@__PURE__*/
+  enumDesc(file_csi_v1_csi, 24, 0, 0);
+
+/**
+ * @generated from message csi.v1.NodeStageVolumeRequest
+ */
+export type NodeStageVolumeRequest = Message<"csi.v1.NodeStageVolumeRequest"> & {
+  /**
+   * @generated from field: string volume_id = 1;
+   */
+  volumeId: string;
+
+  /**
+   * @generated from field: map<string, string> publish_context = 2;
+   */
+  publishContext: { [key: string]: string };
+
+  /**
+   * @generated from field: string staging_target_path = 3;
+   */
+  stagingTargetPath: string;
+
+  /**
+   * @generated from field: csi.v1.VolumeCapability volume_capability = 4;
+   */
+  volumeCapability?: VolumeCapability;
+
+  /**
+   * @generated from field: map<string, string> secrets = 5;
+   */
+  secrets: { [key: string]: string };
+
+  /**
+   * @generated from field: map<string, string> volume_context = 6;
+   */
+  volumeContext: { [key: string]: string };
+};
+
+/**
+ * Describes the message csi.v1.NodeStageVolumeRequest.
+ * Use `create(NodeStageVolumeRequestSchema)` to create a new message.
+ */
+export const NodeStageVolumeRequestSchema: GenMessage<NodeStageVolumeRequest> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 25);
+
+/**
+ * @generated from message csi.v1.NodeStageVolumeResponse
+ */
+export type NodeStageVolumeResponse = Message<"csi.v1.NodeStageVolumeResponse"> & {
+};
+
+/**
+ * Describes the message csi.v1.NodeStageVolumeResponse.
+ * Use `create(NodeStageVolumeResponseSchema)` to create a new message.
+ */
+export const NodeStageVolumeResponseSchema: GenMessage<NodeStageVolumeResponse> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 26);
+
+/**
+ * @generated from message csi.v1.NodeUnstageVolumeRequest
+ */
+export type NodeUnstageVolumeRequest = Message<"csi.v1.NodeUnstageVolumeRequest"> & {
+  /**
+   * @generated from field: string volume_id = 1;
+   */
+  volumeId: string;
+
+  /**
+   * @generated from field: string staging_target_path = 2;
+   */
+  stagingTargetPath: string;
+};
+
+/**
+ * Describes the message csi.v1.NodeUnstageVolumeRequest.
+ * Use `create(NodeUnstageVolumeRequestSchema)` to create a new message.
+ */
+export const NodeUnstageVolumeRequestSchema: GenMessage<NodeUnstageVolumeRequest> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 27);
+
+/**
+ * @generated from message csi.v1.NodeUnstageVolumeResponse
+ */
+export type NodeUnstageVolumeResponse = Message<"csi.v1.NodeUnstageVolumeResponse"> & {
+};
+
+/**
+ * Describes the message csi.v1.NodeUnstageVolumeResponse.
+ * Use `create(NodeUnstageVolumeResponseSchema)` to create a new message.
+ */
+export const NodeUnstageVolumeResponseSchema: GenMessage<NodeUnstageVolumeResponse> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 28);
+
+/**
+ * @generated from message csi.v1.NodePublishVolumeRequest
+ */
+export type NodePublishVolumeRequest = Message<"csi.v1.NodePublishVolumeRequest"> & {
+  /**
+   * @generated from field: string volume_id = 1;
+   */
+  volumeId: string;
+
+  /**
+   * @generated from field: map<string, string> publish_context = 2;
+   */
+  publishContext: { [key: string]: string };
+
+  /**
+   * @generated from field: string staging_target_path = 3;
+   */
+  stagingTargetPath: string;
+
+  /**
+   * @generated from field: string target_path = 4;
+   */
+  targetPath: string;
+
+  /**
+   * @generated from field: csi.v1.VolumeCapability volume_capability = 5;
+   */
+  volumeCapability?: VolumeCapability;
+
+  /**
+   * @generated from field: bool readonly = 6;
+   */
+  readonly: boolean;
+
+  /**
+   * @generated from field: map<string, string> secrets = 7;
+   */
+  secrets: { [key: string]: string };
+
+  /**
+   * @generated from field: map<string, string> volume_context = 8;
+   */
+  volumeContext: { [key: string]: string };
+};
+
+/**
+ * Describes the message csi.v1.NodePublishVolumeRequest.
+ * Use `create(NodePublishVolumeRequestSchema)` to create a new message.
+ */
+export const NodePublishVolumeRequestSchema: GenMessage<NodePublishVolumeRequest> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 29);
+
+/**
+ * @generated from message csi.v1.NodePublishVolumeResponse
+ */
+export type NodePublishVolumeResponse = Message<"csi.v1.NodePublishVolumeResponse"> & {
+};
+
+/**
+ * Describes the message csi.v1.NodePublishVolumeResponse.
+ * Use `create(NodePublishVolumeResponseSchema)` to create a new message.
+ */
+export const NodePublishVolumeResponseSchema: GenMessage<NodePublishVolumeResponse> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 30);
+
+/**
+ * @generated from message csi.v1.NodeUnpublishVolumeRequest
+ */
+export type NodeUnpublishVolumeRequest = Message<"csi.v1.NodeUnpublishVolumeRequest"> & {
+  /**
+   * @generated from field: string volume_id = 1;
+   */
+  volumeId: string;
+
+  /**
+   * @generated from field: string target_path = 2;
+   */
+  targetPath: string;
+};
+
+/**
+ * Describes the message csi.v1.NodeUnpublishVolumeRequest.
+ * Use `create(NodeUnpublishVolumeRequestSchema)` to create a new message.
+ */
+export const NodeUnpublishVolumeRequestSchema: GenMessage<NodeUnpublishVolumeRequest> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 31);
+
+/**
+ * @generated from message csi.v1.NodeUnpublishVolumeResponse
+ */
+export type NodeUnpublishVolumeResponse = Message<"csi.v1.NodeUnpublishVolumeResponse"> & {
+};
+
+/**
+ * Describes the message csi.v1.NodeUnpublishVolumeResponse.
+ * Use `create(NodeUnpublishVolumeResponseSchema)` to create a new message.
+ */
+export const NodeUnpublishVolumeResponseSchema: GenMessage<NodeUnpublishVolumeResponse> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 32);
+
+/**
+ * @generated from message csi.v1.NodeGetVolumeStatsRequest
+ */
+export type NodeGetVolumeStatsRequest = Message<"csi.v1.NodeGetVolumeStatsRequest"> & {
+  /**
+   * @generated from field: string volume_id = 1;
+   */
+  volumeId: string;
+
+  /**
+   * @generated from field: string volume_path = 2;
+   */
+  volumePath: string;
+
+  /**
+   * @generated from field: string staging_target_path = 3;
+   */
+  stagingTargetPath: string;
+};
+
+/**
+ * Describes the message csi.v1.NodeGetVolumeStatsRequest.
+ * Use `create(NodeGetVolumeStatsRequestSchema)` to create a new message.
+ */
+export const NodeGetVolumeStatsRequestSchema: GenMessage<NodeGetVolumeStatsRequest> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 33);
+
+/**
+ * @generated from message csi.v1.NodeGetVolumeStatsResponse
+ */
+export type NodeGetVolumeStatsResponse = Message<"csi.v1.NodeGetVolumeStatsResponse"> & {
+  /**
+   * @generated from field: repeated csi.v1.VolumeUsage usage = 1;
+   */
+  usage: VolumeUsage[];
+
+  /**
+   * @generated from field: csi.v1.VolumeCondition volume_condition = 2;
+   */
+  volumeCondition?: VolumeCondition;
+};
+
+/**
+ * Describes the message csi.v1.NodeGetVolumeStatsResponse.
+ * Use `create(NodeGetVolumeStatsResponseSchema)` to create a new message.
+ */
+export const NodeGetVolumeStatsResponseSchema: GenMessage<NodeGetVolumeStatsResponse> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 34);
+
+/**
+ * @generated from message csi.v1.VolumeUsage
+ */
+export type VolumeUsage = Message<"csi.v1.VolumeUsage"> & {
+  /**
+   * @generated from field: int64 available = 1;
+   */
+  available: bigint;
+
+  /**
+   * @generated from field: int64 total = 2;
+   */
+  total: bigint;
+
+  /**
+   * @generated from field: int64 used = 3;
+   */
+  used: bigint;
+
+  /**
+   * @generated from field: csi.v1.VolumeUsage.Unit unit = 4;
+   */
+  unit: VolumeUsage_Unit;
+};
+
+/**
+ * Describes the message csi.v1.VolumeUsage.
+ * Use `create(VolumeUsageSchema)` to create a new message.
+ */
+export const VolumeUsageSchema: GenMessage<VolumeUsage> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 35);
+
+/**
+ * @generated from enum csi.v1.VolumeUsage.Unit
+ */
+export enum VolumeUsage_Unit {
+  /**
+   * @generated from enum value: UNKNOWN = 0;
+   */
+  UNKNOWN = 0,
+
+  /**
+   * @generated from enum value: BYTES = 1;
+   */
+  BYTES = 1,
+
+  /**
+   * @generated from enum value: INODES = 2;
+   */
+  INODES = 2,
+}
+
+/**
+ * Describes the enum csi.v1.VolumeUsage.Unit.
+ */
+export const VolumeUsage_UnitSchema: GenEnum<VolumeUsage_Unit> = /*@__PURE__*/
+  enumDesc(file_csi_v1_csi, 35, 0);
+
+/**
+ * @generated from message csi.v1.VolumeCondition
+ */
+export type VolumeCondition = Message<"csi.v1.VolumeCondition"> & {
+  /**
+   * @generated from field: bool abnormal = 1;
+   */
+  abnormal: boolean;
+
+  /**
+   * @generated from field: string message = 2;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message csi.v1.VolumeCondition.
+ * Use `create(VolumeConditionSchema)` to create a new message.
+ */
+export const VolumeConditionSchema: GenMessage<VolumeCondition> = /*@__PURE__*/
+  messageDesc(file_csi_v1_csi, 36);
+
+/**
  * @generated from service csi.v1.Identity
  */
 export const Identity: GenService<{
@@ -308,6 +1195,93 @@ export const Node: GenService<{
     input: typeof NodeGetInfoRequestSchema;
     output: typeof NodeGetInfoResponseSchema;
   },
+  /**
+   * @generated from rpc csi.v1.Node.NodeStageVolume
+   */
+  nodeStageVolume: {
+    methodKind: "unary";
+    input: typeof NodeStageVolumeRequestSchema;
+    output: typeof NodeStageVolumeResponseSchema;
+  },
+  /**
+   * @generated from rpc csi.v1.Node.NodeUnstageVolume
+   */
+  nodeUnstageVolume: {
+    methodKind: "unary";
+    input: typeof NodeUnstageVolumeRequestSchema;
+    output: typeof NodeUnstageVolumeResponseSchema;
+  },
+  /**
+   * @generated from rpc csi.v1.Node.NodePublishVolume
+   */
+  nodePublishVolume: {
+    methodKind: "unary";
+    input: typeof NodePublishVolumeRequestSchema;
+    output: typeof NodePublishVolumeResponseSchema;
+  },
+  /**
+   * @generated from rpc csi.v1.Node.NodeUnpublishVolume
+   */
+  nodeUnpublishVolume: {
+    methodKind: "unary";
+    input: typeof NodeUnpublishVolumeRequestSchema;
+    output: typeof NodeUnpublishVolumeResponseSchema;
+  },
+  /**
+   * @generated from rpc csi.v1.Node.NodeGetVolumeStats
+   */
+  nodeGetVolumeStats: {
+    methodKind: "unary";
+    input: typeof NodeGetVolumeStatsRequestSchema;
+    output: typeof NodeGetVolumeStatsResponseSchema;
+  },
 }> = /*@__PURE__*/
   serviceDesc(file_csi_v1_csi, 1);
+
+/**
+ * @generated from service csi.v1.Controller
+ */
+export const Controller: GenService<{
+  /**
+   * @generated from rpc csi.v1.Controller.CreateVolume
+   */
+  createVolume: {
+    methodKind: "unary";
+    input: typeof CreateVolumeRequestSchema;
+    output: typeof CreateVolumeResponseSchema;
+  },
+  /**
+   * @generated from rpc csi.v1.Controller.DeleteVolume
+   */
+  deleteVolume: {
+    methodKind: "unary";
+    input: typeof DeleteVolumeRequestSchema;
+    output: typeof DeleteVolumeResponseSchema;
+  },
+  /**
+   * @generated from rpc csi.v1.Controller.ControllerPublishVolume
+   */
+  controllerPublishVolume: {
+    methodKind: "unary";
+    input: typeof ControllerPublishVolumeRequestSchema;
+    output: typeof ControllerPublishVolumeResponseSchema;
+  },
+  /**
+   * @generated from rpc csi.v1.Controller.ControllerUnpublishVolume
+   */
+  controllerUnpublishVolume: {
+    methodKind: "unary";
+    input: typeof ControllerUnpublishVolumeRequestSchema;
+    output: typeof ControllerUnpublishVolumeResponseSchema;
+  },
+  /**
+   * @generated from rpc csi.v1.Controller.ControllerGetCapabilities
+   */
+  controllerGetCapabilities: {
+    methodKind: "unary";
+    input: typeof ControllerGetCapabilitiesRequestSchema;
+    output: typeof ControllerGetCapabilitiesResponseSchema;
+  },
+}> = /*@__PURE__*/
+  serviceDesc(file_csi_v1_csi, 2);
 
