@@ -49,10 +49,14 @@ const ANSWER_TIMEOUT_MS = 2_000;
 /** Binds tried when the owner dies between our bind and our connect. */
 const BIND_ATTEMPTS = 3;
 
-/** The lock's abstract name for a directory: `berth-registrar:<dev>:<ino>` (short, well under 107 bytes). */
+/**
+ * The lock's abstract name for a directory: `berth-registrar:<dev>:<ino>:<birth ns>` (short, well
+ * under 107 bytes). The birth time tells a new directory from a deleted one whose inode number it
+ * reuses while a registrar of the old one still runs (0 where the file system keeps none).
+ */
 export function registrarLockName(pluginsDir: string): string {
   const stat = statSync(pluginsDir, { bigint: true });
-  return `berth-registrar:${stat.dev}:${stat.ino}`;
+  return `berth-registrar:${stat.dev}:${stat.ino}:${stat.birthtimeNs}`;
 }
 
 /**
