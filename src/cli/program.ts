@@ -4,6 +4,7 @@ import { EXIT_OK, EXIT_USAGE, errorLine, exitCodeFor } from './cli-error.js';
 import { clusterCommand } from './commands/cluster.js';
 import { configCommand } from './commands/config.js';
 import { csiCommand } from './commands/csi.js';
+import { dashboardCommand } from './commands/dashboard.js';
 import { devicesCommand } from './commands/devices.js';
 import { draCommand } from './commands/dra.js';
 import { eventsCommand } from './commands/events.js';
@@ -123,6 +124,7 @@ export function buildProgram(out: (text: string) => void = (text) => process.std
   csiCommand(program);
   draCommand(program);
   clusterCommand(program);
+  dashboardCommand(program);
   examplePluginCommand(program);
   program
     .command('completion')

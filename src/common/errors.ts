@@ -63,6 +63,7 @@ export const ERROR_CODES = {
     'A TCP API request had no valid bearer token (or client certificate); send Authorization: Bearer <token>.',
   BERTH_FORBIDDEN_HOST:
     'A TCP API request named a Host that is not the listen address or a configured name (DNS rebinding guard).',
+  BERTH_LISTEN_FAILED: "A server berth starts (the dashboard's page server) could not listen on its address.",
   BERTH_TOO_MANY_CLIENTS: 'The API connection or event-stream cap was reached; retry later.',
   BERTH_PLUGIN_INFO_INVALID:
     "A plugin's GetInfo reply broke a documented bound (size, count, UTF-8, control characters).",

@@ -61,6 +61,7 @@ export async function startDaemonCluster(
     registers: [deps.metrics],
   });
 
+  let lastPublishedAt: number | undefined;
   const writer = new ClusterWriter({
     client: createEtcdClient(config.etcd),
     ownsClient: true,
@@ -74,6 +75,7 @@ export async function startDaemonCluster(
     logger,
     onEvent: (event) => {
       if (event.type === 'published') {
+        lastPublishedAt = event.at;
         publishLatency.observe(event.latencyMs / 1000);
         writes.inc({ op: 'put' }, event.puts);
         writes.inc({ op: 'delete' }, event.deletes);
@@ -92,6 +94,17 @@ export async function startDaemonCluster(
     registers: [deps.metrics],
     collect() {
       for (const state of LEASE_STATES) this.set({ state }, writer.leaseState === state ? 1 : 0);
+    },
+  });
+
+  new Gauge({
+    name: 'berth_cluster_last_publish_age_seconds',
+    help: "Seconds since this daemon's last transaction to etcd was accepted; NaN before the first.",
+    registers: [deps.metrics],
+    collect() {
+      this.set(
+        lastPublishedAt === undefined ? Number.NaN : Math.max(0, (deps.clock.now() - lastPublishedAt) / 1000),
+      );
     },
   });
 
@@ -161,6 +174,7 @@ export async function startDaemonCluster(
       inSync: writer.inSync,
       conflict: writer.conflict ?? null,
       lastError: writer.lastError ?? null,
+      lastPublishedAt: lastPublishedAt === undefined ? null : new Date(lastPublishedAt).toISOString(),
     }),
     onEvent: (listener) => reader?.onEvent(listener) ?? (() => {}),
   };

@@ -24,6 +24,7 @@ import { formatHostPort, type TcpAddress } from './config/listen-address.js';
 import { EventBus } from './event-bus.js';
 import { createEventLog } from './event-log.js';
 import { ensurePrivateDirectory, ensurePrivateFile, ensureRuntimeDirectory } from './file-modes.js';
+import { registerHandlerMetrics } from './handler-metrics.js';
 import { buildHandlers, type DaemonHandlers } from './handler-setup.js';
 import { refuseKubeletDirectory } from './kubelet-check.js';
 import { meteredReader, meteredSource } from './metered-objects.js';
@@ -124,6 +125,7 @@ export class Daemon implements AsyncDisposable {
       registry: new MetricsRegistry(),
       sseClients: () => this.#bus.subscriberCount + this.#clusterBus.subscriberCount,
       ...(deps.logLinesDropped === undefined ? {} : { logLinesDropped: deps.logLinesDropped }),
+      version: this.#version,
     });
     this.#apiLimits = createApiLimitMetrics(this.#metrics.registry);
     this.readiness = new Readiness({
@@ -292,6 +294,11 @@ export class Daemon implements AsyncDisposable {
       delegateFor: (type) => node.registryHandler(type),
     });
     this.#handlers = handlers;
+    registerHandlerMetrics(this.#metrics.registry, {
+      devices: handlers.builtin.DevicePlugin.manager,
+      csi: handlers.builtin.CSIPlugin,
+      dra: handlers.builtin.DRAPlugin,
+    });
     for (const handler of Object.values(handlers.builtin)) await handler.start?.(this.#abort.signal);
     this.#stillStarting();
     for (const [type, handler] of handlers.all) node.addHandler(type, handler);
@@ -359,6 +366,8 @@ export class Daemon implements AsyncDisposable {
         maxEventStreams: config.api.maxEventStreams,
         eventStreamBufferBytes: config.api.eventStreamBufferBytes,
         onLimit: (what) => this.#apiLimits.hit(what === 'cap' ? 'event-streams' : 'lagged'),
+        onAnswered: (route, method, status, seconds) =>
+          this.#metrics.observeRequest(route, method, status, seconds),
       },
     );
     this.#stillStarting();
@@ -464,6 +473,8 @@ export class Daemon implements AsyncDisposable {
           storageHealth: registry.storageHealth(),
           readiness: this.readiness.evaluate(),
           recreated: this.#recreated,
+          handlers: [...handlers.all.keys()].map((type) => ({ type, builtin: type in handlers.builtin })),
+          cluster: this.#cluster?.api,
         }),
     };
   }

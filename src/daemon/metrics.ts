@@ -1,4 +1,4 @@
-import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { PluginEvent } from '../common/index.js';
 
 /**
@@ -13,6 +13,8 @@ export interface DaemonMetrics {
   sourceRequests: Counter<'resource' | 'verb'>;
   /** Where berth_object_watches_open reads from at scrape time (set once the object managers exist). */
   setWatchCounter(read: () => { secrets: number; configmaps: number }): void;
+  /** Counts one answered API request: the route pattern (not the raw URL), method, status and latency. */
+  observeRequest(route: string, method: string, status: number, seconds: number): void;
 }
 
 export interface DaemonMetricsOptions {
@@ -23,12 +25,33 @@ export interface DaemonMetricsOptions {
   logLinesDropped?: () => Record<string, number>;
   /** Node.js process metrics (CPU, memory, event loop) with the berth_ prefix. Default true. */
   processMetrics?: boolean;
+  /** berth's version, for berth_build_info. */
+  version: string;
 }
 
 export function createDaemonMetrics(options: DaemonMetricsOptions): DaemonMetrics {
   const registry = options.registry ?? new Registry();
   if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'berth_' });
 
+  new Gauge({
+    name: 'berth_build_info',
+    help: 'Always 1; the labels say which berth (version) runs on which Node.js (node).',
+    labelNames: ['version', 'node'] as const,
+    registers: [registry],
+  }).set({ version: options.version, node: process.versions.node }, 1);
+  const apiRequests = new Counter({
+    name: 'berth_api_requests_total',
+    help: 'API requests answered, by route pattern (unmatched for an unknown route), method and status.',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [registry],
+  });
+  const apiLatency = new Histogram({
+    name: 'berth_api_request_duration_seconds',
+    help: 'From an API request arriving to its answer being sent, by route pattern and method.',
+    labelNames: ['route', 'method'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
   const events = new Counter({
     name: 'berth_registry_events_total',
     help: 'Plugin events published by the daemon (registered, deregistered, updated, failed, discovered, socket-removed, storage-error), by type.',
@@ -89,6 +112,10 @@ export function createDaemonMetrics(options: DaemonMetricsOptions): DaemonMetric
     sourceRequests,
     setWatchCounter: (read) => {
       readWatches = read;
+    },
+    observeRequest: (route, method, status, seconds) => {
+      apiRequests.inc({ route, method, status: String(status) });
+      apiLatency.observe({ route, method }, seconds);
     },
   };
 }

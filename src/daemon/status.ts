@@ -1,7 +1,7 @@
 import type { ObjectManagersStats } from '../objects/index.js';
 import type { StorageHealth } from '../registry/index.js';
 import type { StorageCorruptionReport } from '../storage/index.js';
-import type { PluginCatalog, SocketStatus } from './api/api-types.js';
+import type { ClusterApi, PluginCatalog, SocketStatus } from './api/api-types.js';
 import { isoTime } from './api/views.js';
 import type { ReadinessView, StatusView, StorageHealthView } from './api/wire-types.js';
 import type { DaemonConfig } from './config/config.js';
@@ -24,6 +24,10 @@ export interface StatusInput {
   readiness: ReadinessView;
   /** The last time the state database vanished and was re-created, if it did. */
   recreated?: { at: number; message: string } | undefined;
+  /** The plugin types the daemon has handlers for, and whether each is built in. */
+  handlers: Array<{ type: string; builtin: boolean }>;
+  /** The cluster view, when configured. */
+  cluster: ClusterApi | undefined;
 }
 
 /** The GET /v1/status document (and `berth status`). */
@@ -72,6 +76,12 @@ export function buildStatus(input: StatusInput): StatusView {
       eventClients: input.sseClients,
     },
     objects: { source: config.objects.source.type, strategy: input.objects.strategy },
+    handlers: input.handlers.map(({ type, builtin }) => ({
+      type,
+      builtin,
+      plugins: input.registry.listPlugins(type)?.length ?? 0,
+    })),
+    cluster: clusterStatus(input.cluster, input.now),
     storage: {
       path: config.statePath,
       health: storageHealthView(input.storageHealth),
@@ -100,5 +110,19 @@ function storageHealthView(health: StorageHealth | undefined): StorageHealthView
     lastError: { code: health.lastError.code, message: health.lastError.message },
     pendingDeletes: health.pendingDeletes,
     retryAt: health.retryAt === undefined ? null : isoTime(health.retryAt),
+  };
+}
+
+function clusterStatus(cluster: ClusterApi | undefined, now: number): StatusView['cluster'] {
+  if (cluster === undefined) return null;
+  const writer = cluster.writer();
+  const published =
+    typeof writer.lastPublishedAt === 'string' ? Date.parse(writer.lastPublishedAt) : Number.NaN;
+  const reader = cluster.status();
+  return {
+    node: String(writer.node ?? ''),
+    leaseState: String(writer.leaseState ?? 'none'),
+    lastPublishAgeSeconds: Number.isNaN(published) ? null : Math.max(0, Math.round((now - published) / 1000)),
+    stale: reader.stale,
   };
 }

@@ -6,6 +6,34 @@ import type { Lenient } from './lenient.js';
 /** The daemon's status document; every field may be missing (an older or newer daemon). */
 type StatusDoc = Lenient<StatusView>;
 
+/** The storage health as the daemon reports it (`ok`, or `failing` with since and the last error). */
+function storageHealthText(
+  health:
+    | {
+        state?: string | undefined;
+        since?: string | null | undefined;
+        lastError?: { message?: string | undefined } | undefined;
+      }
+    | null
+    | undefined,
+): string {
+  if (!health) return '-';
+  if (health.state === 'ok') return 'ok';
+  return `FAILING since ${health.since ?? '?'}: ${health.lastError?.message ?? 'unknown error'}`;
+}
+
+function clusterText(cluster: StatusDoc['cluster']): string {
+  if (cluster === undefined) return '-';
+  if (cluster === null) return 'not configured';
+  const age = cluster.lastPublishAgeSeconds;
+  return [
+    `node ${cluster.node ?? '?'}`,
+    `lease ${cluster.leaseState ?? '?'}`,
+    age === null || age === undefined ? 'nothing published yet' : `last publish ${age}s ago`,
+    cluster.stale ? 'view stale' : 'view current',
+  ].join(', ');
+}
+
 export function formatStatus(status: StatusDoc): string {
   const counts = status.counts ?? {};
   const sockets = counts.sockets ?? {};
@@ -32,6 +60,9 @@ export function formatStatus(status: StatusDoc): string {
     ],
     ['event clients', String(counts.eventClients ?? 0)],
     ['state db', status.storage?.path ?? '-'],
+    ['storage health', storageHealthText(status.storage?.health)],
+    ['handlers', (status.handlers ?? []).map((h) => `${h.type} (${h.plugins ?? 0})`).join(', ') || '-'],
+    ['cluster', clusterText(status.cluster)],
   ];
   const corruption = status.storage?.corruption;
   if (corruption) {

@@ -30,6 +30,8 @@ export interface ApiAppOptions {
   eventStreamBufferBytes?: number;
   /** Told when an API limit is hit ('cap': event-stream cap, 'lagged': a client cut off). */
   onLimit?: (what: 'cap' | 'lagged') => void;
+  /** Told about every answered request (route pattern, `unmatched` for none); event streams are not answers. */
+  onAnswered?: (route: string, method: string, status: number, seconds: number) => void;
 }
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -66,6 +68,18 @@ export async function createApiApp(backend: ApiBackend, options: ApiAppOptions):
       return createServer();
     },
   });
+
+  const onAnswered = options.onAnswered;
+  if (onAnswered) {
+    app.addHook('onResponse', async (request, reply) => {
+      onAnswered(
+        request.routeOptions.url ?? 'unmatched',
+        request.method,
+        reply.statusCode,
+        reply.elapsedTime / 1000,
+      );
+    });
+  }
 
   app.setErrorHandler((err, request, reply) => {
     const apiError = toApiError(err, options.bodyLimitBytes);

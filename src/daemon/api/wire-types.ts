@@ -254,6 +254,17 @@ export interface StatusView {
     eventClients: number;
   };
   objects: { source: string; strategy: string };
+  /** Every plugin type the daemon accepts, with its current plugins. */
+  handlers: Array<{ type: string; builtin: boolean; plugins: number }>;
+  /** The cluster view; null when `cluster:` is not configured. */
+  cluster: {
+    node: string;
+    leaseState: string;
+    /** Seconds since this daemon's last accepted write to etcd; null before the first. */
+    lastPublishAgeSeconds: number | null;
+    /** Whether the fleet view cannot confirm it sees etcd's data (always true with the reader off). */
+    stale: boolean;
+  } | null;
   storage: {
     path: string;
     /** Whether registry writes reach the disk; null before the registry exists. */
