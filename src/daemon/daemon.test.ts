@@ -65,6 +65,11 @@ describe('daemon', () => {
     await assert.rejects(starting, (err) => isBerthError(err, 'BERTH_SHUT_DOWN'));
     assert.equal(daemon.state, 'stopped');
     assert.throws(() => lstatSync(config.apiSocketPath), /ENOENT/);
+    // Nor the plugins directory's registrar lock: a new daemon takes the directory.
+    const next = createDaemon(config, { logger: silentLogger });
+    t.after(() => next.stop());
+    await next.start();
+    assert.equal(next.state, 'ready');
   });
 
   it('replaces a stale API socket and refuses to run beside a live daemon', async (t) => {

@@ -185,6 +185,7 @@ export class Daemon implements AsyncDisposable {
       await this.stop();
       // A stop that ran while start was awaiting something may have missed what start made next.
       await this.#closeApi();
+      await this.#lock?.release();
       throw err;
     }
     this.#state = 'ready';

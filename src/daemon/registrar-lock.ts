@@ -85,7 +85,8 @@ export async function acquireRegistrarLock(
     if (bound === undefined) {
       // The daemon's other handles keep the process alive; the lock must not.
       server.unref();
-      return { name, release: () => close(server) };
+      let released: Promise<void> | undefined;
+      return { name, release: () => (released ??= close(server)) };
     }
     if (bound.code !== 'EADDRINUSE') {
       throw new BerthError(
