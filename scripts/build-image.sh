@@ -53,7 +53,11 @@ if [ -n "${BERTH_IMAGE_ROOTFS:-}" ]; then
 else
   step "debootstrap --variant=minbase bookworm"
   rm -rf "$ROOTFS"
-  debootstrap --variant=minbase bookworm "$ROOTFS" http://deb.debian.org/debian >"$WORK/debootstrap.log" 2>&1 \
+  # The mirror this machine's apt is set up with (the first plain `debian` URI of its sources).
+  MIRROR=$(sed -n 's/^URIs:[[:space:]]*\([^[:space:]]*\/debian\)[[:space:]]*$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1)
+  [ -n "$MIRROR" ] || MIRROR=$(awk '$1 == "deb" && $2 ~ /\/debian\/?$/ {print $2; exit}' /etc/apt/sources.list 2>/dev/null)
+  [ -n "$MIRROR" ] || fail "cannot find a Debian mirror in this machine's apt sources"
+  debootstrap --variant=minbase bookworm "$ROOTFS" "$MIRROR" >"$WORK/debootstrap.log" 2>&1 \
     || { tail -20 "$WORK/debootstrap.log" >&2; fail "debootstrap (log: $WORK/debootstrap.log)"; }
 fi
 [ -x "$ROOTFS/bin/sh" ] || fail "the debootstrap tree $ROOTFS has no /bin/sh"
