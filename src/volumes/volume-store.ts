@@ -12,6 +12,7 @@ import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { BerthError, errorMessage } from '../common/index.js';
+import { applyWalBounds, diskFullError, isDiskFull, openReadOnlyCopy } from '../storage/index.js';
 import type { PublishOptions } from './types.js';
 
 export interface StoredVolume {
@@ -66,48 +67,41 @@ function record(text: string, what: string): Record<string, string> {
 }
 
 export class VolumeStore {
-  readonly #db: Database.Database;
+  #db: Database.Database;
+  /** Set while only an in-memory copy could be opened (a full disk at start): why writes fail. */
+  #readOnly: BerthError | undefined;
   #closed = false;
 
   constructor(readonly path: string) {
     try {
-      if (path !== ':memory:') {
-        mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-        closeSync(openSync(path, 'a', 0o600));
-        chmodSync(path, 0o600);
-      }
-      this.#db = new Database(path);
-      this.#db.pragma('journal_mode = WAL');
-      this.#db.pragma('synchronous = FULL');
-      const version = this.#db.pragma('user_version', { simple: true }) as number;
-      if (version > SCHEMA_VERSION) {
-        throw new BerthError(
-          'BERTH_STORAGE_VERSION',
-          `CSI volume state ${path} has schema version ${version}; this berth reads up to ${SCHEMA_VERSION}`,
-        );
-      }
-      this.#db.exec(`
-        CREATE TABLE IF NOT EXISTS volumes (
-          driver TEXT NOT NULL, volume_id TEXT NOT NULL, name TEXT NOT NULL,
-          capacity_bytes INTEGER NOT NULL, volume_context TEXT NOT NULL, topology TEXT NOT NULL,
-          created_at INTEGER NOT NULL, PRIMARY KEY (driver, volume_id));
-        CREATE TABLE IF NOT EXISTS attachments (
-          driver TEXT NOT NULL, volume_id TEXT NOT NULL, node_id TEXT NOT NULL,
-          controller_published INTEGER NOT NULL, publish_context TEXT NOT NULL, staging_path TEXT,
-          PRIMARY KEY (driver, volume_id));
-        CREATE TABLE IF NOT EXISTS publications (
-          driver TEXT NOT NULL, volume_id TEXT NOT NULL, workload TEXT NOT NULL,
-          target_path TEXT NOT NULL, options TEXT NOT NULL, state TEXT NOT NULL,
-          published_at INTEGER NOT NULL, PRIMARY KEY (driver, volume_id, workload));`);
-      this.#db.pragma(`user_version = ${SCHEMA_VERSION}`);
+      this.#db = openWritable(path);
     } catch (err) {
       if (err instanceof BerthError) throw err;
-      throw new BerthError(
-        'BERTH_STORAGE_FAILED',
-        `cannot open CSI volume state ${path}: ${errorMessage(err)}; move the file aside to start without recorded volumes (their mounts stay)`,
-        { cause: err },
-      );
+      if (!isDiskFull(err)) {
+        throw new BerthError(
+          'BERTH_STORAGE_FAILED',
+          `cannot open CSI volume state ${path}: ${errorMessage(err)}; keep the file (it records volumes that are mounted) and fix what the error names`,
+          { cause: err },
+        );
+      }
+      // A full disk: list what is recorded from a read-only copy; writes retry the file (#write).
+      this.#readOnly = diskFullError(`cannot open CSI volume state ${path}`, err, path);
+      try {
+        this.#db = openReadOnlyCopy(path);
+        if (!this.#db.readonly) createSchema(this.#db);
+      } catch (copyErr) {
+        throw new BerthError(
+          'BERTH_STORAGE_FAILED',
+          `${this.#readOnly.message}; a read-only copy could not be read either (${errorMessage(copyErr)}): free some space and start again (keep the file: it records volumes that are mounted)`,
+          { cause: err },
+        );
+      }
     }
+  }
+
+  /** Why writes are refused, while the store runs from a read-only copy. */
+  get readOnly(): BerthError | undefined {
+    return this.#readOnly;
   }
 
   load(): VolumeStoreContents {
@@ -236,16 +230,72 @@ export class VolumeStore {
   }
 
   #write(sql: string, ...params: unknown[]): void {
+    if (this.#readOnly !== undefined) this.#leaveReadOnly(this.#readOnly);
     try {
       this.#db.prepare(sql).run(...params);
     } catch (err) {
-      throw new BerthError(
-        'BERTH_STORAGE_FAILED',
-        `writing CSI volume state ${this.path} failed: ${errorMessage(err)}`,
-        {
-          cause: err,
-        },
-      );
+      const message = `writing CSI volume state ${this.path} failed`;
+      throw isDiskFull(err)
+        ? diskFullError(message, err, this.path)
+        : new BerthError('BERTH_STORAGE_FAILED', `${message}: ${errorMessage(err)}`, { cause: err });
     }
   }
+
+  /** Swaps the read-only copy for the real file once it opens; throws the full-disk error while it does not. */
+  #leaveReadOnly(reason: BerthError): void {
+    let db: Database.Database;
+    try {
+      db = openWritable(this.path);
+    } catch (err) {
+      throw isDiskFull(err)
+        ? diskFullError(`writing CSI volume state ${this.path} failed`, err, this.path)
+        : reason;
+    }
+    this.#db.close();
+    this.#db = db;
+    this.#readOnly = undefined;
+  }
+}
+
+function openWritable(path: string): Database.Database {
+  if (path !== ':memory:') {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    closeSync(openSync(path, 'a', 0o600));
+    chmodSync(path, 0o600);
+  }
+  const db = new Database(path);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    applyWalBounds(db);
+    createSchema(db);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  return db;
+}
+
+function createSchema(db: Database.Database): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version > SCHEMA_VERSION) {
+    throw new BerthError(
+      'BERTH_STORAGE_VERSION',
+      `CSI volume state ${db.name} has schema version ${version}; this berth reads up to ${SCHEMA_VERSION}`,
+    );
+  }
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS volumes (
+      driver TEXT NOT NULL, volume_id TEXT NOT NULL, name TEXT NOT NULL,
+      capacity_bytes INTEGER NOT NULL, volume_context TEXT NOT NULL, topology TEXT NOT NULL,
+      created_at INTEGER NOT NULL, PRIMARY KEY (driver, volume_id));
+    CREATE TABLE IF NOT EXISTS attachments (
+      driver TEXT NOT NULL, volume_id TEXT NOT NULL, node_id TEXT NOT NULL,
+      controller_published INTEGER NOT NULL, publish_context TEXT NOT NULL, staging_path TEXT,
+      PRIMARY KEY (driver, volume_id));
+    CREATE TABLE IF NOT EXISTS publications (
+      driver TEXT NOT NULL, volume_id TEXT NOT NULL, workload TEXT NOT NULL,
+      target_path TEXT NOT NULL, options TEXT NOT NULL, state TEXT NOT NULL,
+      published_at INTEGER NOT NULL, PRIMARY KEY (driver, volume_id, workload));`);
+  db.pragma(`user_version = ${SCHEMA_VERSION}`);
 }
