@@ -55,7 +55,7 @@ export async function createApiApp(backend: ApiBackend, options: ApiAppOptions):
     return503OnClosing: true,
     // Path parameters up to 1 KiB reach the routes, which bound them themselves (a CSI
     // workload name over 128 bytes is a 400 naming it, not a missing route).
-    maxParamLength: 1024,
+    routerOptions: { maxParamLength: 1024 },
     // A malformed URL (bad percent-encoding) is answered in berth's error shape too.
     frameworkErrors: (err, _request, reply) => {
       const apiError = toApiError(err, options.bodyLimitBytes);
