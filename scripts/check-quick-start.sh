@@ -52,7 +52,8 @@ for pid in $(pgrep -f 'dist/src/cli/main.js run' || true); do
   [ "$(readlink "/proc/$pid/cwd" 2>/dev/null)" = "$CLONE" ] && DAEMON_PID=$pid
 done
 [ -n "$DAEMON_PID" ] || fail "cannot find the daemon process npm start began"
-API=$HOME_DIR/.local/state/berth/berth.sock
+# The README's paths: as root the system ones, else the XDG state dir under the fresh HOME.
+if [ "$(id -u)" = 0 ]; then API=/run/berth/berth.sock; else API=$HOME_DIR/.local/state/berth/berth.sock; fi
 [ -S "$API" ] || fail "no API socket at $API"
 
 step "2. bash .ci/run with the daemon (pid $DAEMON_PID) running"
