@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { SYSTEM_PATHS } from '../src/daemon/contract.js';
@@ -177,6 +178,23 @@ describe('berth run under a service manager', () => {
   });
 });
 
+/** PUT (or DELETE) a pod with no references on the daemon's API; the HTTP status. */
+function putPod(socketPath: string, name: string, method = 'PUT'): Promise<number> {
+  const pod = { metadata: { namespace: 'default', name, uid: `uid-${name}` }, spec: {} };
+  const path = `/v1/pods/default/${name}`;
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { socketPath, path, method, agent: false, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end(method === 'PUT' ? JSON.stringify(pod) : undefined);
+  });
+}
+
 describe('SIGHUP', () => {
   it('applies the log level and handler versions, names what needs a restart, and refuses an invalid file', {
     timeout: 180_000,
@@ -215,9 +233,15 @@ describe('SIGHUP', () => {
     assert.match(String(failures()[0]?.retryAt), /Z$/);
     assert.equal(records().filter((r) => r.retryAt !== undefined && typeof r.retryAt === 'number').length, 0);
 
+    const socket = `${dataDir}/berth.sock`;
+    assert.equal(await putPod(socket, 'a'), 200);
+    assert.equal(await putPod(socket, 'b'), 200);
+    await putPod(socket, 'b', 'DELETE');
+
     writeFileSync(
       config,
-      `${backoff}logLevel: debug\nlisten: 127.0.0.1:0\nhandlers: [{type: example.com/reload, versions: [v1, v2]}]\n`,
+      `${backoff}logLevel: debug\nlisten: 127.0.0.1:0\nhandlers: [{type: example.com/reload, versions: [v1, v2]}]\n` +
+        'objects: {maxPods: 1, ttl: 30s, strategy: Cache}\n',
     );
     daemon.child.kill('SIGHUP');
     const reloaded = await waitFor('the reload line', () =>
@@ -225,8 +249,12 @@ describe('SIGHUP', () => {
     );
     assert.equal(
       reloaded.msg,
-      'config reloaded: applied logLevel (info → debug), handlers[example.com/reload].versions; needs a restart: listen',
+      'config reloaded: applied logLevel (info → debug), handlers[example.com/reload].versions, ' +
+        'objects.ttlMs (60000 → 30000), objects.maxPods (110 → 1); needs a restart: objects.strategy, listen',
     );
+    // The cap binds the next apply at once; the pod registered before it stays.
+    assert.equal(await putPod(socket, 'b'), 422);
+    assert.equal(await putPod(socket, 'a'), 200);
     await waitFor(
       'the v2 plugin registered under the reloaded versions',
       () => records().find((r) => r.msg === 'plugin registered' && r.name === 'late'),

@@ -34,7 +34,11 @@ describe('config reload (SIGHUP)', () => {
     const effective = reloadConfig({
       load: () => next,
       running,
-      target: { setLogLevel: (l) => levels.push(l), setHandlerVersions: (t, v) => versions.push([t, v]) },
+      target: {
+        setLogLevel: (l) => levels.push(l),
+        setHandlerVersions: (t, v) => versions.push([t, v]),
+        setObjectLimits: () => assert.fail('no object limit changed'),
+      },
       logger,
     });
     assert.deepEqual(levels, ['debug']);
@@ -45,6 +49,38 @@ describe('config reload (SIGHUP)', () => {
     assert.equal(effective.logLevel, 'debug');
     // Not applied: still the running value.
     assert.equal(effective.shutdownTimeoutMs, running.shutdownTimeoutMs);
+  });
+
+  it('applies the Cache TTL and the pod caps; the object source, strategy and body limit need a restart', () => {
+    const running = base();
+    const next = resolveDaemonConfig(
+      {
+        handlers: [{ type: 'example.com/a', versions: ['v1'] }],
+        objects: { ttl: 5000, maxPods: 3, maxReferencesPerPod: 9, maxPodBytes: 4096, strategy: 'Get' },
+      },
+      { dataDir: '/d' },
+      { env: {} },
+    );
+    assert.deepEqual(planReload(running, next), {
+      applied: [
+        'objects.ttlMs (60000 → 5000)',
+        'objects.maxPods (110 → 3)',
+        'objects.maxReferencesPerPod (256 → 9)',
+      ],
+      needsRestart: ['objects.maxPodBytes', 'objects.strategy'],
+    });
+    const limits: unknown[] = [];
+    const effective = reloadConfig({
+      load: () => next,
+      running,
+      target: { setLogLevel: () => {}, setHandlerVersions: () => {}, setObjectLimits: (l) => limits.push(l) },
+      logger: createRecordingLogger(),
+    });
+    assert.deepEqual(limits, [{ ttlMs: 5000, maxPods: 3, maxReferencesPerPod: 9 }]);
+    assert.equal(effective.objects.maxPods, 3);
+    // What needs a restart keeps its running value.
+    assert.equal(effective.objects.strategy, running.objects.strategy);
+    assert.equal(effective.objects.maxPodBytes, running.objects.maxPodBytes);
   });
 
   it('a handler type added or removed needs a restart and changes no versions', () => {
@@ -72,7 +108,11 @@ describe('config reload (SIGHUP)', () => {
         );
       },
       running,
-      target: { setLogLevel: () => (touched = true), setHandlerVersions: () => (touched = true) },
+      target: {
+        setLogLevel: () => (touched = true),
+        setHandlerVersions: () => (touched = true),
+        setObjectLimits: () => (touched = true),
+      },
       logger,
     });
     assert.equal(effective, running);

@@ -2,11 +2,23 @@ import { errorMessage, type Logger } from '../common/index.js';
 import type { DaemonConfig } from './config/config.js';
 import type { LogLevel } from './config/config-schema.js';
 
+/** The object-manager settings a reload changes in place: the Cache strategy's TTL and the pod caps. */
+export interface ObjectLimits {
+  ttlMs: number;
+  maxPods: number;
+  maxReferencesPerPod: number;
+}
+const OBJECT_LIMIT_KEYS = ['ttlMs', 'maxPods', 'maxReferencesPerPod'] as const satisfies ReadonlyArray<
+  keyof ObjectLimits
+>;
+
 /** What a reload can change in the running daemon. */
 export interface ReloadTarget {
   setLogLevel(level: LogLevel): void;
   /** Replaces the accepted versions of a versioned handler (new registrations use them). */
   setHandlerVersions(type: string, versions: readonly string[]): void;
+  /** New object limits: later freshness checks use the TTL, later pod applies the caps. */
+  setObjectLimits(limits: ObjectLimits): void;
 }
 
 export interface ReloadPlan {
@@ -17,10 +29,12 @@ export interface ReloadPlan {
 }
 
 /**
- * Compares the running config with a freshly loaded one. The log level and
- * the version lists of versioned handlers change safely in place; anything
- * else that differs (paths, listeners, the object source, timeouts, handler
- * types...) is named as needing a restart, by its key.
+ * Compares the running config with a freshly loaded one. The log level, the
+ * version lists of versioned handlers, the objects' Cache TTL and the pod caps
+ * change safely in place (the caps bind later applies; registered pods stay);
+ * anything else that differs (paths, listeners, the object source and
+ * strategy, timeouts, handler types...) is named as needing a restart, by its
+ * key.
  */
 export function planReload(running: DaemonConfig, next: DaemonConfig): ReloadPlan {
   const applied: string[] = [];
@@ -36,9 +50,18 @@ export function planReload(running: DaemonConfig, next: DaemonConfig): ReloadPla
   } else {
     needsRestart.push('handlers (types added or removed)');
   }
+  for (const key of OBJECT_LIMIT_KEYS) {
+    if (running.objects[key] !== next.objects[key])
+      applied.push(`objects.${key} (${running.objects[key]} → ${next.objects[key]})`);
+  }
+  for (const key of Object.keys(next.objects).sort()) {
+    if ((OBJECT_LIMIT_KEYS as readonly string[]).includes(key)) continue;
+    const k = key as keyof DaemonConfig['objects'];
+    if (!sameJson(running.objects[k], next.objects[k])) needsRestart.push(`objects.${key}`);
+  }
   const keys = new Set([...Object.keys(running), ...Object.keys(next)]);
   for (const key of [...keys].sort()) {
-    if (key === 'logLevel' || key === 'handlers') continue;
+    if (key === 'logLevel' || key === 'handlers' || key === 'objects') continue;
     if (!sameJson(running[key as keyof DaemonConfig], next[key as keyof DaemonConfig]))
       needsRestart.push(key);
   }
@@ -79,6 +102,15 @@ export function reloadConfig(options: ReloadOptions): DaemonConfig {
   if (running.logLevel !== next.logLevel) {
     options.target.setLogLevel(next.logLevel);
     effective.logLevel = next.logLevel;
+  }
+  if (OBJECT_LIMIT_KEYS.some((key) => running.objects[key] !== next.objects[key])) {
+    const limits = {
+      ttlMs: next.objects.ttlMs,
+      maxPods: next.objects.maxPods,
+      maxReferencesPerPod: next.objects.maxReferencesPerPod,
+    };
+    options.target.setObjectLimits(limits);
+    effective.objects = { ...running.objects, ...limits };
   }
   if (!plan.needsRestart.some((key) => key.startsWith('handlers'))) {
     for (const handler of next.handlers) options.target.setHandlerVersions(handler.type, handler.versions);

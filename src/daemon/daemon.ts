@@ -21,6 +21,7 @@ import type { DaemonCluster } from './cluster-setup.js';
 import type { DaemonConfig } from './config/config.js';
 import { BUILTIN_HANDLER_TYPES, dataDirLayout } from './config/defaults.js';
 import { formatHostPort, type TcpAddress } from './config/listen-address.js';
+import type { ObjectLimits } from './config-reload.js';
 import { EventBus } from './event-bus.js';
 import { createEventLog } from './event-log.js';
 import { ensurePrivateDirectory, ensurePrivateFile, ensureRuntimeDirectory } from './file-modes.js';
@@ -103,11 +104,18 @@ export class Daemon implements AsyncDisposable {
   #lock: RegistrarLock | undefined;
   /** The last time the state database vanished and was re-created from memory. */
   #recreated: { at: number; message: string } | undefined;
+  /** The object settings a SIGHUP may change in place (setObjectLimits); read at each use. */
+  #objectLimits: ObjectLimits;
   /** berth's one notion of ready: /readyz, /readyz?verbose and /v1/status read it. */
   readonly readiness: Readiness;
 
   constructor(config: DaemonConfig, deps: DaemonDeps) {
     this.config = config;
+    this.#objectLimits = {
+      ttlMs: config.objects.ttlMs,
+      maxPods: config.objects.maxPods,
+      maxReferencesPerPod: config.objects.maxReferencesPerPod,
+    };
     this.#logger = deps.logger;
     this.#clock = deps.clock ?? systemClock;
     this.#startedAt = this.#clock.now();
@@ -346,6 +354,8 @@ export class Daemon implements AsyncDisposable {
       clock,
       logger,
       ttlMs: config.objects.ttlMs,
+      // Consulted at every freshness check, so a reloaded objects.ttl applies at once.
+      getTtl: () => ({ ttlMs: this.#objectLimits.ttlMs }),
     });
     this.#objects = objects;
     objects.start();
@@ -414,6 +424,7 @@ export class Daemon implements AsyncDisposable {
     handlers: DaemonHandlers,
     volumes: VolumeManager,
   ): ApiBackend {
+    const limits = this.#objectLimits;
     // The pod side and the CSI side meet here, in the composition root, and nowhere else.
     const podVolumes = createPodVolumeHook(volumes, this.#logger);
     const sockets = (): SocketStatus[] => pluginManager.sockets();
@@ -429,8 +440,13 @@ export class Daemon implements AsyncDisposable {
         },
         secretNames: (pod) => references.getSecretNames(pod as ObjectsPod),
         configMapNames: (pod) => references.getConfigMapNames(pod as ObjectsPod),
-        maxPods: this.config.objects.maxPods,
-        maxReferencesPerPod: this.config.objects.maxReferencesPerPod,
+        // Getters: the pod registry reads its caps at each apply, so a reload applies at once.
+        get maxPods() {
+          return limits.maxPods;
+        },
+        get maxReferencesPerPod() {
+          return limits.maxReferencesPerPod;
+        },
         volumes: { publish: (pod) => podVolumes.publish(pod), unpublish: (pod) => podVolumes.unpublish(pod) },
       }),
       objects: meteredReader(
@@ -478,6 +494,11 @@ export class Daemon implements AsyncDisposable {
           cluster: this.#cluster?.api,
         }),
     };
+  }
+
+  /** A SIGHUP reload's object settings: the Cache TTL and the pod caps, for later reads and applies. */
+  setObjectLimits(limits: ObjectLimits): void {
+    Object.assign(this.#objectLimits, limits);
   }
 
   /** A SIGHUP reload's new version list for a versioned handler; later registrations are checked against it. */

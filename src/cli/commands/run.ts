@@ -108,6 +108,7 @@ export function runCommand(program: Command): void {
           target: {
             setLogLevel: (level) => logger.setLevel(level),
             setHandlerVersions: (type, versions) => daemon.setHandlerVersions(type, versions),
+            setObjectLimits: (limits) => daemon.setObjectLimits(limits),
           },
           logger,
         });
