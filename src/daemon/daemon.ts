@@ -315,13 +315,24 @@ export class Daemon implements AsyncDisposable {
     await node.start(this.#abort.signal);
     this.#stillStarting();
 
-    // CSI volumes on the drivers the CSI handler registered; publications are restored from
-    // their own state file and checked against the mount table.
+    // CSI volumes on the drivers the CSI handler registered (Controller calls to a csi-controller
+    // plugin of the same name when one registered apart); publications are restored from their
+    // own state file and checked against the mount table.
     const csi = handlers.builtin.CSIPlugin;
+    const controllers = handlers.builtin['csi-controller'];
     const volumes = new VolumeManager({
       statePath: join(config.dataDir, VOLUMES_DEFAULTS.stateFileName),
       mountRoot: csi.options.mountRoot ?? join(config.dataDir, CSI_DEFAULTS.mountRootDirName),
-      drivers: { lookup: (name) => csi.lookupDriver(name) },
+      drivers: {
+        lookup: (name) => {
+          const node = csi.lookupDriver(name);
+          const controllerEndpoint = controllers.lookupController(name);
+          return node === undefined || controllerEndpoint === undefined
+            ? node
+            : { ...node, controllerEndpoint };
+        },
+        lookupController: (name) => controllers.lookupController(name),
+      },
       callTimeoutMs: csi.options.callTimeoutMs,
       operationTimeoutMs: csi.options.operationTimeoutMs,
       clock,

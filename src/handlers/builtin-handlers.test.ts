@@ -4,8 +4,8 @@ import { recordingServices } from '../testing/index.js';
 import { buildBuiltinHandlers } from './build-builtin-handlers.js';
 import { BUILTIN_HANDLER_TYPES, builtinHandlers, isBuiltinHandlerType } from './builtin-handlers.js';
 
-test('the table lists the kubelet types, each keyed by the PluginInfo.type it builds a handler for', async () => {
-  assert.deepEqual(BUILTIN_HANDLER_TYPES, ['CSIPlugin', 'DevicePlugin', 'DRAPlugin']);
+test('the table lists the kubelet types and csi-controller, each keyed by the PluginInfo.type it builds a handler for', async () => {
+  assert.deepEqual(BUILTIN_HANDLER_TYPES, ['CSIPlugin', 'csi-controller', 'DevicePlugin', 'DRAPlugin']);
   for (const type of BUILTIN_HANDLER_TYPES) {
     const entry = builtinHandlers[type];
     assert.equal(entry.type, type);
@@ -27,8 +27,9 @@ test('buildBuiltinHandlers gives each handler its own services and delegate', as
     },
     () => undefined,
   );
-  assert.deepEqual(asked, ['CSIPlugin', 'DevicePlugin', 'DRAPlugin']);
+  assert.deepEqual(asked, ['CSIPlugin', 'csi-controller', 'DevicePlugin', 'DRAPlugin']);
   assert.equal(built.DRAPlugin.options.wipeDelayMs, 5, 'the DRA handler read its own options');
   assert.deepEqual(built.CSIPlugin.drivers(), []);
+  assert.deepEqual(built['csi-controller'].controllers(), []);
   await Promise.all(Object.values(built).map((h) => h.stop?.()));
 });

@@ -12,7 +12,7 @@
  *
  * Adding a type: one entry here, keyed by its PluginInfo.type.
  */
-import type { CsiHandler } from './csi/index.js';
+import type { CsiControllerHandler, CsiHandler } from './csi/index.js';
 import type { DevicePluginBuiltinHandler } from './device-plugin/index.js';
 import type { DraHandler } from './dra/index.js';
 import type { BuiltinHandler, BuiltinHandlerFactory } from './types.js';
@@ -32,6 +32,12 @@ export const builtinHandlers = {
     summary: 'CSI drivers: kubelet version rules; node info, capabilities and health asked on registration',
     load: async () => (await import('./csi/index.js')).createCsiHandler,
   } satisfies BuiltinHandlerEntry<CsiHandler>,
+  'csi-controller': {
+    type: 'csi-controller',
+    summary:
+      "CSI controller plugins registered apart from the node plugin (Nomad's csi-controller): the volumes API's Controller calls",
+    load: async () => (await import('./csi/index.js')).createCsiControllerHandler,
+  } satisfies BuiltinHandlerEntry<CsiControllerHandler>,
   DevicePlugin: {
     type: 'DevicePlugin',
     summary:

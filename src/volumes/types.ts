@@ -87,13 +87,22 @@ export interface VolumeView {
 
 /** A registered CSI driver as the volume manager needs it (from the CSI handler). */
 export interface CsiDriverEndpoint {
+  /** The node plugin's endpoint (its CSIPlugin registration). */
   endpoint: string;
   nodeId: string;
+  /** A controller plugin registered apart (`csi-controller`): Controller calls go there. */
+  controllerEndpoint?: string;
 }
 
 export interface CsiDriverDirectory {
-  /** The registered driver of that name, or undefined while none is. */
+  /** The registered driver (node plugin) of that name, or undefined while none is. */
   lookup(name: string): CsiDriverEndpoint | undefined;
+  /**
+   * The endpoint of a controller plugin of that name registered apart
+   * (`csi-controller`), or undefined: creating and deleting volumes need
+   * only the controller, so they work while no node plugin is registered.
+   */
+  lookupController?(name: string): string | undefined;
 }
 
 /** One CSI volume of a pod (`spec.volumes[].csi`), published for the pod's uid. */

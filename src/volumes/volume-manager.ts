@@ -40,6 +40,7 @@ import type {
   CreatedVolumeView,
   CreateVolumeRequest,
   CsiDriverDirectory,
+  CsiDriverEndpoint,
   PublicationStatus,
   PublicationView,
   PublishOptions,
@@ -199,8 +200,7 @@ export class VolumeManager {
     // Keyed by name: two creates of one name do not race each other on the driver.
     return this.#track(
       this.#queue.run(`create\0${driver}\0${name}`, deadline, `create ${name}`, async () => {
-        const endpoint = this.#requireDriver(driver);
-        const client = this.#client(driver, endpoint.endpoint, deadline);
+        const client = this.#client(driver, this.#requireController(driver), deadline);
         try {
           const caps = await client.controllerCapabilities();
           requireCapability(driver, caps, 'CREATE_DELETE_VOLUME', 'Controller', 'create volumes');
@@ -235,7 +235,7 @@ export class VolumeManager {
     return this.#track(
       this.#queue.run(key, deadline, `delete ${volumeId}`, async () => {
         if (!this.#volumes.has(key) && !this.#attachments.has(key) && !this.#publications.has(key)) {
-          this.#requireKnownDriver(driver);
+          this.#requireKnownDriver(driver, true);
           throw new BerthError(
             'BERTH_CSI_VOLUME_NOT_FOUND',
             `volume ${volumeId} of CSI driver ${driver} is not known to berth; list volumes with GET /v1/csi/volumes`,
@@ -250,8 +250,7 @@ export class VolumeManager {
               : `volume ${volumeId} of CSI driver ${driver} is still staged or controller-published on this node; unpublish it first`,
           );
         }
-        const endpoint = this.#requireDriver(driver);
-        const client = this.#client(driver, endpoint.endpoint, deadline);
+        const client = this.#client(driver, this.#requireController(driver), deadline);
         try {
           const caps = await client.controllerCapabilities();
           requireCapability(driver, caps, 'CREATE_DELETE_VOLUME', 'Controller', 'delete volumes');
@@ -295,7 +294,7 @@ export class VolumeManager {
           return this.#result(existing); // idempotent
         }
         const endpoint = this.#requireDriver(driver);
-        const client = this.#client(driver, endpoint.endpoint, deadline);
+        const client = this.#client(driver, endpoint, deadline);
         try {
           return await this.#publish(client, driver, volumeId, workload, options, endpoint.nodeId, existing);
         } finally {
@@ -496,7 +495,7 @@ export class VolumeManager {
         }
         // Waits for the driver to come back: 503 with Retry-After while it is away; nothing is forgotten.
         const endpoint = this.#requireDriver(driver);
-        const client = this.#client(driver, endpoint.endpoint, deadline);
+        const client = this.#client(driver, endpoint, deadline);
         try {
           const result: PublishResult = publication
             ? this.#result(publication)
@@ -663,11 +662,13 @@ export class VolumeManager {
     return Date.now() + this.#options.operationTimeoutMs;
   }
 
-  #client(driver: string, endpoint: string, deadline: number): CsiVolumeClient {
-    return openCsiVolumeClient(driver, endpoint, {
+  /** A client for one operation: Controller calls to the controller plugin when it is apart. */
+  #client(driver: string, found: CsiDriverEndpoint, deadline: number): CsiVolumeClient {
+    return openCsiVolumeClient(driver, found.endpoint, {
       callTimeoutMs: this.#options.callTimeoutMs,
       deadline,
       signal: this.#lifecycle.signal,
+      ...(found.controllerEndpoint === undefined ? {} : { controllerEndpoint: found.controllerEndpoint }),
     });
   }
 
@@ -685,8 +686,9 @@ export class VolumeManager {
   }
 
   /** A driver berth knows of (volumes or publications recorded) but that is away: 503; never seen: 404. */
-  #requireKnownDriver(driver: string): void {
+  #requireKnownDriver(driver: string, controllerWill = false): void {
     if (this.#options.drivers.lookup(driver) !== undefined) return;
+    if (controllerWill && this.#options.drivers.lookupController?.(driver) !== undefined) return;
     const known = [...this.#volumes.values(), ...this.#attachments.values()].some((v) => v.driver === driver);
     if (known) {
       throw new BerthError(
@@ -702,12 +704,23 @@ export class VolumeManager {
     );
   }
 
-  #requireDriver(driver: string) {
+  #requireDriver(driver: string): CsiDriverEndpoint {
     this.#requireStore();
     this.#requireKnownDriver(driver);
     const found = this.#options.drivers.lookup(driver);
     if (found === undefined) throw new BerthError('BERTH_INTERNAL', `driver ${driver} vanished`);
     return found;
+  }
+
+  /** For Controller-only operations (create, delete): the node plugin's registration, or a controller plugin's alone. */
+  #requireController(driver: string): CsiDriverEndpoint {
+    this.#requireStore();
+    this.#requireKnownDriver(driver, true);
+    const found = this.#options.drivers.lookup(driver);
+    if (found !== undefined) return found;
+    const controller = this.#options.drivers.lookupController?.(driver);
+    if (controller === undefined) throw new BerthError('BERTH_INTERNAL', `driver ${driver} vanished`);
+    return { endpoint: controller, nodeId: '', controllerEndpoint: controller };
   }
 
   #mounts(): MountTable {

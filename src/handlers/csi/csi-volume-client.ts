@@ -81,6 +81,11 @@ export interface CsiVolumeClientOptions {
   deadline: number;
   signal?: AbortSignal;
   now?: () => number;
+  /**
+   * Where the Controller calls go when the driver's controller is a plugin of
+   * its own (a `csi-controller` registration); default: the endpoint itself.
+   */
+  controllerEndpoint?: string;
 }
 
 /** gRPC status codes (numbers as on the wire). */
@@ -166,8 +171,13 @@ function capability(spec: CsiMountCapability): VolumeCapability {
   });
 }
 
+/** The Controller service's methods: sent to the controller endpoint when it is apart. */
+const CONTROLLER_METHODS: ReadonlySet<unknown> = new Set(Object.values(csiControllerMethods));
+
 export class CsiVolumeClient {
   readonly #client: Client;
+  /** The same client as #client unless the controller is a plugin of its own. */
+  readonly #controller: Client;
   readonly #driver: string;
   readonly #options: CsiVolumeClientOptions;
   readonly #now: () => number;
@@ -177,10 +187,15 @@ export class CsiVolumeClient {
     this.#options = options;
     this.#now = options.now ?? Date.now;
     this.#client = new Client(unixTarget(endpoint), credentials.createInsecure());
+    const apart = options.controllerEndpoint !== undefined && options.controllerEndpoint !== endpoint;
+    this.#controller = apart
+      ? new Client(unixTarget(options.controllerEndpoint as string), credentials.createInsecure())
+      : this.#client;
   }
 
   close(): void {
     this.#client.close();
+    if (this.#controller !== this.#client) this.#controller.close();
   }
 
   async #call<Req, Res>(
@@ -198,7 +213,7 @@ export class CsiVolumeClient {
     }
     try {
       return await callUnary(
-        this.#client,
+        CONTROLLER_METHODS.has(method) ? this.#controller : this.#client,
         method,
         request,
         Math.min(this.#options.callTimeoutMs, left),

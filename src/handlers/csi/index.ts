@@ -1,3 +1,9 @@
+export {
+  CSI_CONTROLLER,
+  CsiControllerHandler,
+  type CsiControllerView,
+  createCsiControllerHandler,
+} from './csi-controller-handler.js';
 export { CSIPlugin, type CsiDriverView, CsiHandler, createCsiHandler, csiFacts } from './csi-handler.js';
 export { type CsiNodeInfo, queryCsiDriver } from './csi-node-info.js';
 export { CSI_DEFAULTS, type CsiHandlerOptions, csiOptions } from './csi-options.js';
