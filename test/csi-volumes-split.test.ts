@@ -55,11 +55,14 @@ test('CSI volumes on a driver split into a csi-controller and a node plugin (grp
 
   // The registry holds both plugins, each under its own type.
   const plugins = await h.http('GET', '/v1/plugins');
-  const types = (plugins.json.plugins as Array<{ type: string; name: string }>)
-    .filter((p) => p.name === name)
-    .map((p) => p.type)
-    .sort();
-  assert.deepEqual(types, ['CSIPlugin', 'csi-controller']);
+  const mine = (
+    plugins.json.plugins as Array<{ type: string; name: string; options: Record<string, string> }>
+  ).filter((p) => p.name === name);
+  assert.deepEqual(mine.map((p) => p.type).sort(), ['CSIPlugin', 'csi-controller'].sort());
+  assert.equal(
+    mine.find((p) => p.type === 'csi-controller')?.options['csi.controllerCapabilities'],
+    '["CREATE_DELETE_VOLUME","PUBLISH_UNPUBLISH_VOLUME"]',
+  );
 
   const created = await h.cliJson(['csi', 'volumes', 'create', name, 'data', '--capacity', '4096']);
   assert.match(created.volumeId, /^vol-[0-9a-f]{12}$/);
