@@ -267,7 +267,13 @@ export class RegistrationServer implements AsyncDisposable {
     this.#listener = undefined;
     void listener?.close();
     await new Promise<void>((resolve) => {
-      const force = setTimeout(() => server.forceShutdown(), GRACEFUL_STOP_MS);
+      // The deadline ends the stop whatever tryShutdown does: grpc-js never calls its callback
+      // when a session was destroyed (its client went away) but has not emitted 'close' yet
+      // (closeSession then registers nothing), and the stop would wait forever.
+      const force = setTimeout(() => {
+        server.forceShutdown();
+        resolve();
+      }, GRACEFUL_STOP_MS);
       server.tryShutdown(() => {
         clearTimeout(force);
         resolve();
