@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -58,6 +58,13 @@ describe('the npm package', () => {
     const files = (packed?.files ?? []).map((f) => f.path);
     assert.ok(files.includes('dist/src/common/index.js'), 'the build output is packed');
     assert.ok(files.includes('dist/src/testing/index.js'), 'berth/testing is packed');
+    // berth's own harness (etcd, the fleet, the plugin farm, test drivers) is built but not shipped.
+    assert.ok(existsSync(join(repoRoot, 'dist/src/testing/harness/index.js')), 'the harness is built');
+    assert.deepEqual(
+      files.filter((f) => /^(dist\/)?src\/testing\/harness\//.test(f)),
+      [],
+      'the test harness (src/testing/harness/) in the package',
+    );
 
     const tests = files.filter((f) =>
       /\.test\.[cm]?[jt]s|\.test\.d\.ts|\.test-support\.|test-fixtures/.test(f),
@@ -69,7 +76,10 @@ describe('the npm package', () => {
 
     // A helper module of src/testing, found under another folder, is a helper that leaked.
     const helperModules = new Set(
-      readdirSync(join(repoRoot, 'src', 'testing'))
+      [
+        ...readdirSync(join(repoRoot, 'src', 'testing')),
+        ...readdirSync(join(repoRoot, 'src', 'testing', 'harness')),
+      ]
         .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && f !== 'index.ts')
         .map((f) => f.replace(/\.ts$/, '')),
     );
@@ -87,9 +97,10 @@ describe('the npm package', () => {
 });
 
 describe('entry points', () => {
-  const testingNames = new Set(
-    exportedNames(readFileSync(join(repoRoot, 'src', 'testing', 'index.ts'), 'utf8')).keys(),
-  );
+  const testingNames = new Set([
+    ...exportedNames(readFileSync(join(repoRoot, 'src', 'testing', 'index.ts'), 'utf8')).keys(),
+    ...exportedNames(readFileSync(join(repoRoot, 'src', 'testing', 'harness', 'index.ts'), 'utf8')).keys(),
+  ]);
 
   it('the testing entry point exports the helpers this check looks for', () => {
     // Guards the guard: if the parser stopped finding names, the checks below would pass vacuously.

@@ -3,7 +3,8 @@ import { existsSync, mkdirSync, renameSync, rmSync, statSync, utimesSync, writeF
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { createDesiredStateOfWorld } from '../cache/index.js';
-import { createRecordingLogger, createTempDir, FakeClock, SocketPool, waitFor } from '../testing/index.js';
+import { createRecordingLogger, SocketPool } from '../testing/harness/index.js';
+import { createTempDir, FakeClock, waitFor } from '../testing/index.js';
 import { createPluginWatcher, type PluginWatcherOptions } from './index.js';
 import { inspectPath } from './inspect-path.js';
 import { FULL_RESCAN_EVERY, THOROUGH_RESCAN_EVERY } from './plugin-watcher-options.js';

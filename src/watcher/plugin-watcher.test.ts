@@ -13,14 +13,8 @@ import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { createDesiredStateOfWorld } from '../cache/index.js';
 import { BerthError } from '../common/index.js';
-import {
-  createRecordingLogger,
-  createTempDir,
-  type LogRecord,
-  mkfifo,
-  SocketPool,
-  waitFor,
-} from '../testing/index.js';
+import { createRecordingLogger, type LogRecord, mkfifo, SocketPool } from '../testing/harness/index.js';
+import { createTempDir, waitFor } from '../testing/index.js';
 import { createPluginWatcher, type PluginWatcherOptions } from './index.js';
 
 /**
