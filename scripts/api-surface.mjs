@@ -72,6 +72,24 @@ function membersOf(checker, type, node) {
   return lines.sort();
 }
 
+const printer = ts.createPrinter({ removeComments: true, newLine: ts.NewLineKind.LineFeed });
+
+/** A declaration's own text, comments dropped, on one line. */
+function printed(node) {
+  return printer
+    .printNode(ts.EmitHint.Unspecified, node, node.getSourceFile())
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+/**
+ * Machine-independent text: the checker writes a type not in scope at the entry as
+ * import("/abs/path/file").Name, and a well-known symbol key as __@asyncDispose@123.
+ */
+function portable(line) {
+  return line.replace(/import\("[^"]*"\)\./g, '').replace(/__@(\w+)@\d+/g, '[Symbol.$1]');
+}
+
 /** One exported name: its kind and a signature precise enough that a change to it shows in a diff. */
 function describe(checker, exported, node) {
   const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
@@ -100,7 +118,7 @@ function describe(checker, exported, node) {
     const decl = symbol.declarations[0];
     lines.push(
       decl !== undefined && ts.isTypeAliasDeclaration(decl)
-        ? `${decl.typeParameters ? `<${decl.typeParameters.map((p) => p.getText()).join(', ')}> ` : ''}= ${decl.type.getText().replace(/\s+/g, ' ')}`
+        ? `${decl.typeParameters ? `<${decl.typeParameters.map((p) => printed(p)).join(', ')}> ` : ''}= ${printed(decl.type)}`
         : checker.typeToString(declared, node, format | ts.TypeFormatFlags.InTypeAlias),
     );
   } else if (kind === 'enum') {
@@ -116,7 +134,7 @@ function describe(checker, exported, node) {
     const type = checker.getTypeOfSymbolAtLocation(symbol, node);
     lines.push(checker.typeToString(type, node, format));
   }
-  return { name: exported.name, kind, lines };
+  return { name: exported.name, kind, lines: lines.map(portable) };
 }
 
 /**

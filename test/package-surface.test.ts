@@ -131,3 +131,40 @@ describe('entry points', () => {
     });
   }
 });
+
+describe('the entry points are the public files', () => {
+  it('every exports subpath maps to a public entry, never to a folder index.ts with internal names', () => {
+    const targets = Object.entries(pkg.exports)
+      .filter(([subpath]) => subpath !== './package.json')
+      .map(([subpath, target]) => [subpath, typeof target === 'string' ? target : target.default] as const);
+    const light = /\/(public|public-contract|etcd|kubernetes)\.js$|^\.\/dist\/src\/testing\/index\.js$/;
+    assert.deepEqual(
+      targets.filter(([, target]) => !light.test(target)).map(([subpath]) => subpath),
+      [],
+      'subpaths whose entry is not public.ts (index.ts also carries names for berth folders only)',
+    );
+  });
+
+  it('names only berth folders use are not reachable through the package', async () => {
+    // Each is exported by its folder's index.ts for another berth folder; the package's entry leaves it out.
+    const internal: Array<[string, string]> = [
+      ['berth/common', 'AsyncQueue'],
+      ['berth/common', 'goQuote'],
+      ['berth/storage', 'applyWalBounds'],
+      ['berth/registration', 'enforcePluginInfoBounds'],
+      ['berth/objects', 'createWatchStore'],
+      ['berth/registry', 'createRegistryBridge'],
+    ];
+    for (const [subpath, name] of internal) {
+      const index = (await import(`../src/${subpath.slice('berth/'.length)}/index.js`)) as Record<
+        string,
+        unknown
+      >;
+      assert.ok(name in index, `${name} is still exported by its folder's index.ts (guards the guard)`);
+      const entry = (await import(subpath)) as Record<string, unknown>;
+      assert.ok(!(name in entry), `${subpath} exports ${name}`);
+    }
+    await assert.rejects(import(`berth/${'objects'}/index`), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' });
+    await assert.rejects(import(`berth/${'executor'}`), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' });
+  });
+});
