@@ -76,10 +76,7 @@ const printer = ts.createPrinter({ removeComments: true, newLine: ts.NewLineKind
 
 /** A declaration's own text, comments dropped, on one line. */
 function printed(node) {
-  return printer
-    .printNode(ts.EmitHint.Unspecified, node, node.getSourceFile())
-    .replace(/\s+/g, ' ')
-    .trim();
+  return printer.printNode(ts.EmitHint.Unspecified, node, node.getSourceFile()).replace(/\s+/g, ' ').trim();
 }
 
 /**
