@@ -65,9 +65,10 @@ function membersOf(checker, type, node) {
     const optional = prop.flags & ts.SymbolFlags.Optional ? '?' : '';
     const readonly =
       decl !== undefined && ts.getCombinedModifierFlags(decl) & ts.ModifierFlags.Readonly ? 'readonly ' : '';
-    lines.push(
-      `${readonly}${prop.name}${optional}: ${checker.typeToString(checker.getTypeOfSymbolAtLocation(prop, node), node, format)}`,
-    );
+    const text =
+      (decl !== undefined ? declaredText(checker, decl) : undefined) ??
+      checker.typeToString(checker.getTypeOfSymbolAtLocation(prop, node), node, format);
+    lines.push(`${readonly}${prop.name}${optional}: ${text}`);
   }
   return lines.sort();
 }
@@ -77,6 +78,43 @@ const printer = ts.createPrinter({ removeComments: true, newLine: ts.NewLineKind
 /** A declaration's own text, comments dropped, on one line. */
 function printed(node) {
   return printer.printNode(ts.EmitHint.Unspecified, node, node.getSourceFile()).replace(/\s+/g, ' ').trim();
+}
+
+/** A parameter as written, without its default value (`name?: Type`). */
+function parameterText(p) {
+  const optional = p.questionToken !== undefined || p.initializer !== undefined ? '?' : '';
+  return `${p.dotDotDotToken ? '...' : ''}${p.name.getText()}${optional}${p.type ? `: ${printed(p.type)}` : ''}`;
+}
+
+/** A signature as written in the source: `<T>(a: A, b?: B) => R`, the return type inferred where not written. */
+function signatureText(checker, decl) {
+  const typeParams = decl.typeParameters ? `<${decl.typeParameters.map(printed).join(', ')}>` : '';
+  const params = decl.parameters.map(parameterText).join(', ');
+  let returns = decl.type ? printed(decl.type) : undefined;
+  if (returns === undefined) {
+    const sig = checker.getSignatureFromDeclaration(decl);
+    returns = sig ? checker.typeToString(checker.getReturnTypeOfSignature(sig), decl, format) : 'unknown';
+  }
+  return `${typeParams}(${params}) => ${returns}`;
+}
+
+/**
+ * A declaration's type as its source writes it, so the report follows the code's own text (stable
+ * across unrelated changes, which can reorder the checker's unions); undefined where no type is
+ * written (the caller asks the checker).
+ */
+function declaredText(checker, decl) {
+  if (ts.isMethodSignature(decl) || ts.isMethodDeclaration(decl) || ts.isFunctionDeclaration(decl))
+    return signatureText(checker, decl);
+  if (
+    (ts.isPropertySignature(decl) ||
+      ts.isPropertyDeclaration(decl) ||
+      ts.isGetAccessorDeclaration(decl) ||
+      ts.isVariableDeclaration(decl)) &&
+    decl.type !== undefined
+  )
+    return printed(decl.type);
+  return undefined;
 }
 
 /**
@@ -94,17 +132,26 @@ function describe(checker, exported, node) {
   const lines = [];
   if (kind === 'class') {
     const ctorType = checker.getTypeOfSymbolAtLocation(symbol, node);
-    for (const sig of ctorType.getConstructSignatures())
-      lines.push(`new${checker.signatureToString(sig, node, format)}`);
+    const ctors = (symbol.members?.get('__constructor')?.declarations ?? []).filter(
+      (d) => ts.isConstructorDeclaration(d) && !ts.getCombinedModifierFlags(d) & ts.ModifierFlags.Private,
+    );
+    if (ctors.length > 0)
+      for (const d of ctors) lines.push(`new(${d.parameters.map(parameterText).join(', ')})`);
+    else
+      for (const sig of ctorType.getConstructSignatures())
+        lines.push(`new${checker.signatureToString(sig, node, format)}`);
     const instance = checker.getDeclaredTypeOfSymbol(symbol);
     lines.push(...membersOf(checker, instance, node));
     const statics = checker
       .getPropertiesOfType(ctorType)
       .filter((p) => p.name !== 'prototype')
-      .map(
-        (p) =>
-          `static ${p.name}: ${checker.typeToString(checker.getTypeOfSymbolAtLocation(p, node), node, format)}`,
-      );
+      .map((p) => {
+        const decl = p.valueDeclaration ?? p.declarations?.[0];
+        const text =
+          (decl !== undefined ? declaredText(checker, decl) : undefined) ??
+          checker.typeToString(checker.getTypeOfSymbolAtLocation(p, node), node, format);
+        return `static ${p.name}: ${text}`;
+      });
     lines.push(...statics.sort());
   } else if (kind === 'interface') {
     const declared = checker.getDeclaredTypeOfSymbol(symbol);
@@ -127,9 +174,17 @@ function describe(checker, exported, node) {
         .map((m) => m.name)
         .sort(),
     );
+  } else if (kind === 'function') {
+    const decls = (symbol.declarations ?? []).filter(ts.isFunctionDeclaration);
+    // Overloads: the signatures callers see, not the implementation's.
+    const visible = decls.length > 1 ? decls.filter((d) => d.body === undefined) : decls;
+    for (const d of visible) lines.push(signatureText(checker, d));
   } else {
-    const type = checker.getTypeOfSymbolAtLocation(symbol, node);
-    lines.push(checker.typeToString(type, node, format));
+    const decl = symbol.valueDeclaration ?? symbol.declarations?.[0];
+    lines.push(
+      (decl !== undefined ? declaredText(checker, decl) : undefined) ??
+        checker.typeToString(checker.getTypeOfSymbolAtLocation(symbol, node), node, format),
+    );
   }
   return { name: exported.name, kind, lines: lines.map(portable) };
 }
