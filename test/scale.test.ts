@@ -1,6 +1,6 @@
 /**
  * Scale behaviour against plugins served by a separate process (the plugin
- * farm, src/testing/plugin-farm.ts): every socket binds before it listens,
+ * farm, src/testing/harness/plugin-farm.ts): every socket binds before it listens,
  * as real gRPC servers do, and counts the GetInfo and Notify calls it gets.
  */
 import assert from 'node:assert/strict';
