@@ -21,7 +21,8 @@ import {
 } from '../src/cluster/index.js';
 import type { PluginInstanceInfo } from '../src/common/index.js';
 import { createRegistry, type Registry } from '../src/registry/index.js';
-import { startEtcdServer, startPausableProxy, waitFor } from '../src/testing/index.js';
+import { startEtcdServer, startPausableProxy } from '../src/testing/harness/index.js';
+import { waitFor } from '../src/testing/index.js';
 import { type BenchSection, LATENCY_COLUMNS, latencyRow, markdownTable } from './lib/report.js';
 import { formatMs, summarize } from './lib/stats.js';
 import { nowMs } from './lib/timing.js';

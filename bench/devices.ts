@@ -7,7 +7,7 @@
  */
 import type { PluginEvent } from '../src/common/index.js';
 import { createDevicePluginManager, type DevicePluginManager } from '../src/handlers/device-plugin/index.js';
-import { type DevicePluginStub, startDevicePluginStub } from '../src/testing/index.js';
+import { type DevicePluginStub, startDevicePluginStub } from '../src/testing/harness/index.js';
 import { type BenchSection, LATENCY_COLUMNS, latencyRow } from './lib/report.js';
 import { summarize } from './lib/stats.js';
 import { interleave, makeTempDir, nowMs } from './lib/timing.js';

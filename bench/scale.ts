@@ -10,7 +10,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type PluginFarm, startPluginFarm } from '../src/testing/index.js';
+import { type PluginFarm, startPluginFarm } from '../src/testing/harness/index.js';
 import { type IpcChild, startIpcChild } from './lib/ipc-child.js';
 import { type BenchSection, type BenchTable, LATENCY_COLUMNS, latencyRow } from './lib/report.js';
 import { formatMs, summarize } from './lib/stats.js';

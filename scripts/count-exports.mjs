@@ -1,11 +1,10 @@
-// Counts the public surface: the names exported by every src/**/index.ts (and
-// the other package entry points), and the source files per top-level folder.
+// Counts the public surface with the TypeScript checker: the names each
+// package.json `exports` subpath exports (re-exports followed, `export *`
+// expanded), and the source files per top-level folder.
 // Usage: node scripts/count-exports.mjs [--json]
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-
-const root = new URL('..', import.meta.url).pathname;
-const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+import { readSurface, root } from './api-surface.mjs';
 
 function walk(dir, out = []) {
   for (const name of readdirSync(dir)) {
@@ -16,36 +15,11 @@ function walk(dir, out = []) {
   return out;
 }
 
-/** Names exported by one module's `export { ... }` / `export type { ... }` lists and declarations. */
-export function exportedNames(source) {
-  const names = new Set();
-  for (const m of source.matchAll(/export\s+(?:type\s+)?\{([^}]*)\}/g)) {
-    for (const part of m[1].split(',')) {
-      const item = part.trim().replace(/^type\s+/, '');
-      if (item === '') continue;
-      const as = item.split(/\s+as\s+/);
-      names.add((as[1] ?? as[0]).trim());
-    }
-  }
-  for (const m of source.matchAll(
-    /export\s+(?:declare\s+)?(?:abstract\s+)?(?:const|let|function\*?|class|interface|type|enum)\s+([A-Za-z_$][\w$]*)/g,
-  )) {
-    names.add(m[1]);
-  }
-  return names;
-}
-
-const entries = Object.values(pkg.exports)
-  .map((e) => (typeof e === 'object' ? e.default : undefined))
-  .filter((p) => typeof p === 'string' && p.startsWith('./dist/src/'))
-  .map((p) => p.replace('./dist/', '').replace(/\.js$/, '.ts'));
-
-const perEntry = {};
+const perSubpath = {};
 let total = 0;
-for (const entry of entries) {
-  const names = exportedNames(readFileSync(join(root, entry), 'utf8'));
-  perEntry[entry] = names.size;
-  total += names.size;
+for (const { subpath, names } of readSurface({ withSignatures: false })) {
+  perSubpath[subpath] = names.length;
+  total += names.length;
 }
 
 const files = walk(join(root, 'src')).filter((f) => f.endsWith('.ts') && !f.includes('/gen/'));
@@ -58,11 +32,11 @@ for (const f of files) {
   else bucket.source += 1;
 }
 
-const result = { exportedSymbols: total, perEntry, filesPerFolder: perFolder };
+const result = { exportedNames: total, perSubpath, filesPerFolder: perFolder };
 if (process.argv.includes('--json')) console.log(JSON.stringify(result, null, 2));
 else {
-  console.log(`exported symbols (package entry points): ${total}`);
-  for (const [entry, n] of Object.entries(perEntry)) console.log(`  ${entry}: ${n}`);
+  console.log(`exported names (all package.json exports subpaths, by the TypeScript checker): ${total}`);
+  for (const [subpath, n] of Object.entries(perSubpath)) console.log(`  ${subpath}: ${n}`);
   console.log('files per folder (source / tests):');
   for (const [folder, c] of Object.entries(perFolder).sort())
     console.log(`  ${folder}: ${c.source} / ${c.tests}`);

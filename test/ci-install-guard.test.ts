@@ -11,7 +11,8 @@ import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { createTempDir, runModule, stopChild, trackChild, waitForLine } from '../src/testing/index.js';
+import { runModule, stopChild, trackChild, waitForLine } from '../src/testing/harness/index.js';
+import { createTempDir } from '../src/testing/index.js';
 
 const repoRoot = new URL(import.meta.url.includes('/dist/') ? '../../' : '../', import.meta.url);
 const GUARD = fileURLToPath(new URL('scripts/ci-install-guard.mjs', repoRoot));

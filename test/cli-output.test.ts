@@ -15,16 +15,14 @@ import { silentLogger } from '../src/common/index.js';
 import { createDaemon, type Daemon, resolveDaemonConfig } from '../src/daemon/index.js';
 import { createExamplePlugin } from '../src/registration/index.js';
 import {
-  createTempDir,
   runModule,
   siblingModule,
   spawnModule,
   stopChild,
-  type TempDir,
   trackChild,
-  waitFor,
   waitForLine,
-} from '../src/testing/index.js';
+} from '../src/testing/harness/index.js';
+import { createTempDir, type TempDir, waitFor } from '../src/testing/index.js';
 
 const MAIN = siblingModule(import.meta.url, '../src/cli/main');
 const EXAMPLE = 'example.com/berth-example';

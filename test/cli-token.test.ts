@@ -11,7 +11,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { describe, it } from 'node:test';
 import { silentLogger } from '../src/common/index.js';
 import { createDaemon, resolveDaemonConfig } from '../src/daemon/index.js';
-import { createTempDir, runModule, siblingModule } from '../src/testing/index.js';
+import { runModule, siblingModule } from '../src/testing/harness/index.js';
+import { createTempDir } from '../src/testing/index.js';
 
 const MAIN = siblingModule(import.meta.url, '../src/cli/main');
 

@@ -9,14 +9,8 @@ import { after, before, describe, test } from 'node:test';
 import { silentLogger } from '../src/common/index.js';
 import { createDaemon, resolveDaemonConfig } from '../src/daemon/index.js';
 import { createExamplePlugin } from '../src/registration/index.js';
-import {
-  createTempDir,
-  type EtcdServer,
-  runModule,
-  siblingModule,
-  startEtcdServer,
-  waitFor,
-} from '../src/testing/index.js';
+import { type EtcdServer, runModule, siblingModule, startEtcdServer } from '../src/testing/harness/index.js';
+import { createTempDir, waitFor } from '../src/testing/index.js';
 
 const MAIN = siblingModule(import.meta.url, '../src/cli/main');
 

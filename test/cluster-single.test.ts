@@ -9,7 +9,6 @@ import { createEtcdClient } from '../src/cluster/etcd.js';
 import type { ClusterEvent } from '../src/cluster/index.js';
 import {
   checkClusterInvariants,
-  createTempDir,
   createTestCertificates,
   type EtcdServer,
   fleetPlugin,
@@ -22,8 +21,8 @@ import {
   startFleetReader,
   startPausableProxy,
   stopChild,
-  waitFor,
-} from '../src/testing/index.js';
+} from '../src/testing/harness/index.js';
+import { createTempDir, waitFor } from '../src/testing/index.js';
 
 const TTL = 3;
 const fixture = siblingModule(import.meta.url, './fixtures/cluster-daemon');

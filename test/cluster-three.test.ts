@@ -21,8 +21,8 @@ import {
   startFleetReader,
   startPausableProxy,
   stopChild,
-  waitFor,
-} from '../src/testing/index.js';
+} from '../src/testing/harness/index.js';
+import { waitFor } from '../src/testing/index.js';
 
 const TTL = 5;
 const fixture = siblingModule(import.meta.url, './fixtures/cluster-daemon');

@@ -8,14 +8,8 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
-import {
-  createTempDir,
-  runModule,
-  siblingModule,
-  spawnModule,
-  stopChild,
-  waitFor,
-} from '../src/testing/index.js';
+import { runModule, siblingModule, spawnModule, stopChild } from '../src/testing/harness/index.js';
+import { createTempDir, waitFor } from '../src/testing/index.js';
 import { requirePythonGrpc, spawnPythonScript } from './fixtures/python-plugin.js';
 
 const MAIN = siblingModule(import.meta.url, '../src/cli/main');

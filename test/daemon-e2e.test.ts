@@ -13,15 +13,14 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import {
-  createTempDir,
   runModule,
   siblingModule,
   spawnModule,
   stopChild,
   trackChild,
-  waitFor,
   waitForLine,
-} from '../src/testing/index.js';
+} from '../src/testing/harness/index.js';
+import { createTempDir, waitFor } from '../src/testing/index.js';
 import { pythonGrpcUnavailable, spawnPythonPlugin } from './fixtures/python-plugin.js';
 
 const MAIN = siblingModule(import.meta.url, '../src/cli/main');

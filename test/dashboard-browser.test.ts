@@ -12,15 +12,14 @@ import { request } from 'node:http';
 import { test } from 'node:test';
 import puppeteer from 'puppeteer-core';
 import {
-  createTempDir,
   runModule,
   siblingModule,
   spawnModule,
   stopChild,
   trackChild,
-  waitFor,
   waitForLine,
-} from '../src/testing/index.js';
+} from '../src/testing/harness/index.js';
+import { createTempDir, waitFor } from '../src/testing/index.js';
 
 /** What the tests read of a DOM element (the test is compiled without the DOM library). */
 type Cell = { textContent: string | null };

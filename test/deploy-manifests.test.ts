@@ -13,15 +13,14 @@ import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import * as contract from '../src/daemon/contract.js';
 import {
-  createTempDir,
   runModule,
   siblingModule,
   spawnModule,
   stopChild,
   trackChild,
-  waitFor,
   waitForLine,
-} from '../src/testing/index.js';
+} from '../src/testing/harness/index.js';
+import { createTempDir, waitFor } from '../src/testing/index.js';
 
 const MAIN = siblingModule(import.meta.url, '../src/cli/main');
 // Compiled tests live in dist/test; under tsx in test/.

@@ -11,15 +11,14 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import {
-  createTempDir,
   runModule,
   siblingModule,
   spawnModule,
   stopChild,
   trackChild,
-  waitFor,
   waitForLine,
-} from '../src/testing/index.js';
+} from '../src/testing/harness/index.js';
+import { createTempDir, waitFor } from '../src/testing/index.js';
 import { type PythonDevicePlugin, spawnPythonDevicePlugin } from './fixtures/python-device-plugin.js';
 import { requirePythonGrpc } from './fixtures/python-plugin.js';
 

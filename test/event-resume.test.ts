@@ -16,16 +16,14 @@ import type { ConfigFile } from '../src/daemon/index.js';
 import { createDaemon, type Daemon, resolveDaemonConfig } from '../src/daemon/index.js';
 import { createExamplePlugin } from '../src/registration/index.js';
 import {
-  createTempDir,
   siblingModule,
   spawnModule,
   startPausableProxy,
   stopChild,
-  type TempDir,
   trackChild,
-  waitFor,
   waitForLine,
-} from '../src/testing/index.js';
+} from '../src/testing/harness/index.js';
+import { createTempDir, type TempDir, waitFor } from '../src/testing/index.js';
 
 const MAIN = siblingModule(import.meta.url, '../src/cli/main');
 const EXAMPLE = 'example.com/berth-example';

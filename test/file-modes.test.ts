@@ -11,7 +11,8 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { createTempDir, siblingModule, stopChild, waitFor } from '../src/testing/index.js';
+import { siblingModule, stopChild } from '../src/testing/harness/index.js';
+import { createTempDir, waitFor } from '../src/testing/index.js';
 
 const MAIN = fileURLToPath(siblingModule(import.meta.url, '../src/cli/main'));
 

@@ -25,7 +25,8 @@ import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import type { Daemon } from '../src/daemon/index.js';
 import { createExamplePlugin } from '../src/registration/index.js';
-import { createTempDir, siblingModule, spawnModule, stopChild, waitFor } from '../src/testing/index.js';
+import { siblingModule, spawnModule, stopChild } from '../src/testing/harness/index.js';
+import { createTempDir, waitFor } from '../src/testing/index.js';
 import {
   BASELINE_FLOOR_MS,
   churn,

@@ -37,13 +37,8 @@ import { createReconciler } from '../src/reconciler/index.js';
 import { dialRegistration } from '../src/registration/index.js';
 import { createGrpcDispenser, createRegistry } from '../src/registry/index.js';
 import { createMemoryStorage, createSqliteStorage } from '../src/storage/index.js';
-import {
-  createTempDir,
-  type EtcdServer,
-  FakeClock,
-  recordingServices,
-  startEtcdServer,
-} from '../src/testing/index.js';
+import { type EtcdServer, recordingServices, startEtcdServer } from '../src/testing/harness/index.js';
+import { createTempDir, FakeClock } from '../src/testing/index.js';
 import { VolumeManager } from '../src/volumes/index.js';
 import { createPluginWatcher } from '../src/watcher/index.js';
 

@@ -9,16 +9,15 @@ import type { ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import {
-  createTempDir,
   getOverUnixSocket,
   metricValue,
   siblingModule,
   spawnModule,
   stopChild,
   trackChild,
-  waitFor,
   waitForLine,
-} from '../src/testing/index.js';
+} from '../src/testing/harness/index.js';
+import { createTempDir, waitFor } from '../src/testing/index.js';
 
 const MAIN = siblingModule(import.meta.url, '../src/cli/main');
 

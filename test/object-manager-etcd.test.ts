@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { after } from 'node:test';
 import { Etcd3 } from 'etcd3';
 import { createEtcdSource } from '../src/objects/etcd.js';
-import { type EtcdServer, startEtcdServer } from '../src/testing/index.js';
+import { type EtcdServer, startEtcdServer } from '../src/testing/harness/index.js';
 import { defineObjectManagerSuite } from './object-manager-suite.js';
 
 let shared: Promise<{ server: EtcdServer; client: Etcd3 }> | undefined;

@@ -16,7 +16,6 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import {
-  createTempDir,
   type FarmSocketStats,
   runModule,
   siblingModule,
@@ -24,9 +23,9 @@ import {
   startPluginFarm,
   stopChild,
   trackChild,
-  waitFor,
   waitForLine,
-} from '../src/testing/index.js';
+} from '../src/testing/harness/index.js';
+import { createTempDir, waitFor } from '../src/testing/index.js';
 
 const MAIN = siblingModule(import.meta.url, '../src/cli/main');
 const TYPE = 'BenchPlugin';

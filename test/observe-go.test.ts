@@ -16,15 +16,14 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import {
-  createTempDir,
   siblingModule,
   spawnModule,
   stopChild,
   type TrackedChild,
   trackChild,
-  waitFor,
   waitForLine,
-} from '../src/testing/index.js';
+} from '../src/testing/harness/index.js';
+import { createTempDir, waitFor } from '../src/testing/index.js';
 import { goPeers, requireGo, spawnGoDevicePlugin } from './fixtures/go-peers.js';
 
 const MAIN = siblingModule(import.meta.url, '../src/cli/main');

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -58,6 +58,13 @@ describe('the npm package', () => {
     const files = (packed?.files ?? []).map((f) => f.path);
     assert.ok(files.includes('dist/src/common/index.js'), 'the build output is packed');
     assert.ok(files.includes('dist/src/testing/index.js'), 'berth/testing is packed');
+    // berth's own harness (etcd, the fleet, the plugin farm, test drivers) is built but not shipped.
+    assert.ok(existsSync(join(repoRoot, 'dist/src/testing/harness/index.js')), 'the harness is built');
+    assert.deepEqual(
+      files.filter((f) => /^(dist\/)?src\/testing\/harness\//.test(f)),
+      [],
+      'the test harness (src/testing/harness/) in the package',
+    );
 
     const tests = files.filter((f) =>
       /\.test\.[cm]?[jt]s|\.test\.d\.ts|\.test-support\.|test-fixtures/.test(f),
@@ -69,7 +76,10 @@ describe('the npm package', () => {
 
     // A helper module of src/testing, found under another folder, is a helper that leaked.
     const helperModules = new Set(
-      readdirSync(join(repoRoot, 'src', 'testing'))
+      [
+        ...readdirSync(join(repoRoot, 'src', 'testing')),
+        ...readdirSync(join(repoRoot, 'src', 'testing', 'harness')),
+      ]
         .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && f !== 'index.ts')
         .map((f) => f.replace(/\.ts$/, '')),
     );
@@ -87,9 +97,10 @@ describe('the npm package', () => {
 });
 
 describe('entry points', () => {
-  const testingNames = new Set(
-    exportedNames(readFileSync(join(repoRoot, 'src', 'testing', 'index.ts'), 'utf8')).keys(),
-  );
+  const testingNames = new Set([
+    ...exportedNames(readFileSync(join(repoRoot, 'src', 'testing', 'index.ts'), 'utf8')).keys(),
+    ...exportedNames(readFileSync(join(repoRoot, 'src', 'testing', 'harness', 'index.ts'), 'utf8')).keys(),
+  ]);
 
   it('the testing entry point exports the helpers this check looks for', () => {
     // Guards the guard: if the parser stopped finding names, the checks below would pass vacuously.
@@ -119,4 +130,41 @@ describe('entry points', () => {
       );
     });
   }
+});
+
+describe('the entry points are the public files', () => {
+  it('every exports subpath maps to a public entry, never to a folder index.ts with internal names', () => {
+    const targets = Object.entries(pkg.exports)
+      .filter(([subpath]) => subpath !== './package.json')
+      .map(([subpath, target]) => [subpath, typeof target === 'string' ? target : target.default] as const);
+    const light = /\/(public|public-contract|etcd|kubernetes)\.js$|^\.\/dist\/src\/testing\/index\.js$/;
+    assert.deepEqual(
+      targets.filter(([, target]) => !light.test(target)).map(([subpath]) => subpath),
+      [],
+      'subpaths whose entry is not public.ts (index.ts also carries names for berth folders only)',
+    );
+  });
+
+  it('names only berth folders use are not reachable through the package', async () => {
+    // Each is exported by its folder's index.ts for another berth folder; the package's entry leaves it out.
+    const internal: Array<[string, string]> = [
+      ['berth/common', 'AsyncQueue'],
+      ['berth/common', 'goQuote'],
+      ['berth/storage', 'applyWalBounds'],
+      ['berth/registration', 'enforcePluginInfoBounds'],
+      ['berth/objects', 'createWatchStore'],
+      ['berth/registry', 'createRegistryBridge'],
+    ];
+    for (const [subpath, name] of internal) {
+      const index = (await import(`../src/${subpath.slice('berth/'.length)}/index.js`)) as Record<
+        string,
+        unknown
+      >;
+      assert.ok(name in index, `${name} is still exported by its folder's index.ts (guards the guard)`);
+      const entry = (await import(subpath)) as Record<string, unknown>;
+      assert.ok(!(name in entry), `${subpath} exports ${name}`);
+    }
+    await assert.rejects(import(`berth/${'objects'}/index`), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' });
+    await assert.rejects(import(`berth/${'executor'}`), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' });
+  });
 });

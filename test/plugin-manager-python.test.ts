@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { createPluginManager } from '../src/plugin-manager/index.js';
-import { createTempDir, RecordingHandler, stopChild, waitFor } from '../src/testing/index.js';
+import { stopChild } from '../src/testing/harness/index.js';
+import { createTempDir, RecordingHandler, waitFor } from '../src/testing/index.js';
 import { requirePythonGrpc, spawnPythonPlugin } from './fixtures/python-plugin.js';
 
 test('a Python grpcio plugin registers through createPluginManager', { timeout: 60_000 }, async (t) => {

@@ -24,6 +24,7 @@ import {
   type ExamplePlugin,
   type RegistrationServerBehaviour,
 } from '../src/registration/index.js';
+import { siblingModule, spawnModule, stopChild } from '../src/testing/harness/index.js';
 import {
   createExampleHandler,
   createStaleSocket,
@@ -31,9 +32,6 @@ import {
   FakeClock,
   newTestExamplePlugin,
   RecordingHandler,
-  siblingModule,
-  spawnModule,
-  stopChild,
   type TempDir,
   waitFor,
 } from '../src/testing/index.js';

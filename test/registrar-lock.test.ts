@@ -12,7 +12,6 @@ import { mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import {
-  createTempDir,
   runModule,
   serveSocket,
   siblingModule,
@@ -20,7 +19,8 @@ import {
   stopChild,
   trackChild,
   waitForLine,
-} from '../src/testing/index.js';
+} from '../src/testing/harness/index.js';
+import { createTempDir } from '../src/testing/index.js';
 
 const MAIN = siblingModule(import.meta.url, '../src/cli/main');
 

@@ -29,13 +29,8 @@ import { createPluginNode, type PluginNode } from '../src/plugin-node/index.js';
 import { createExamplePlugin, type ExamplePlugin } from '../src/registration/index.js';
 import type { Registry } from '../src/registry/index.js';
 import { createMemoryStorage } from '../src/storage/index.js';
-import {
-  createTempDir,
-  type InstrumentedStorage,
-  instrumented,
-  RecordingHandler,
-  waitFor,
-} from '../src/testing/index.js';
+import { type InstrumentedStorage, instrumented } from '../src/testing/harness/index.js';
+import { createTempDir, RecordingHandler, waitFor } from '../src/testing/index.js';
 
 const TYPE = 'example.com/berth-example';
 const SLOTS = 4;

@@ -15,12 +15,12 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import {
-  createTempDir,
   type NotifyReceiver,
   notifyReceiverAvailable,
   siblingModule,
   startNotifyReceiver,
-} from '../src/testing/index.js';
+} from '../src/testing/harness/index.js';
+import { createTempDir } from '../src/testing/index.js';
 
 const MAIN = fileURLToPath(siblingModule(import.meta.url, '../src/cli/main'));
 const NODE_ARGS = MAIN.endsWith('.ts') ? '--import tsx' : '';

@@ -1,6 +1,6 @@
 /**
  * Scale behaviour against plugins served by a separate process (the plugin
- * farm, src/testing/plugin-farm.ts): every socket binds before it listens,
+ * farm, src/testing/harness/plugin-farm.ts): every socket binds before it listens,
  * as real gRPC servers do, and counts the GetInfo and Notify calls it gets.
  */
 import assert from 'node:assert/strict';
@@ -11,13 +11,8 @@ import type { PluginHandler } from '../src/handlers/index.js';
 import { createPluginManager, type PluginManagerOptions } from '../src/plugin-manager/index.js';
 import { createPluginNode } from '../src/plugin-node/index.js';
 import { createSqliteStorage } from '../src/storage/index.js';
-import {
-  createTempDir,
-  type PluginFarm,
-  startPluginFarm,
-  type TempDir,
-  waitFor,
-} from '../src/testing/index.js';
+import { type PluginFarm, startPluginFarm } from '../src/testing/harness/index.js';
+import { createTempDir, type TempDir, waitFor } from '../src/testing/index.js';
 
 const TYPE = 'BenchPlugin';
 const accept: PluginHandler = {

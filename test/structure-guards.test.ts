@@ -88,6 +88,110 @@ test('lint fails on an import cycle', (t) => {
   assert.match(output, /lint\/suspicious\/noImportCycles/);
 });
 
+test('lint fails on an import cycle made only of type imports', (t) => {
+  // biome's noImportCycles skips `import type` by default (ignoreTypes); biome.json turns that off.
+  const dir = plantTree({
+    ...cleanTree,
+    'src/beta/beta.ts':
+      "import type { Gamma } from './gamma.js';\nexport const beta = 1;\nexport type Beta = { g?: Gamma };\n",
+    'src/beta/gamma.ts': "import type { Beta } from './beta.js';\nexport type Gamma = { b?: Beta };\n",
+  });
+  t.after(() => dir.remove());
+  const { status, output } = lint(dir);
+  assert.notEqual(status, 0, output);
+  assert.equal((output.match(/lint\/suspicious\/noImportCycles/g) ?? []).length, 2, output);
+});
+
+/** Two handler types that use only their own files, src/handlers' shared files and other folders' entries. */
+const handlerTree: Record<string, string> = {
+  ...cleanTree,
+  'src/handlers/types.ts': 'export interface Handler {\n  type: string;\n}\n',
+  'src/handlers/shared-helper.ts': 'export const quote = (s: string) => s.trim();\n',
+  'src/handlers/csi/index.ts': "export { csi } from './csi.js';\n",
+  'src/handlers/csi/csi.ts':
+    "import { beta } from '../../beta/index.js';\nimport { quote } from '../shared-helper.js';\nimport type { Handler } from '../types.js';\nexport const csi: Handler = { type: quote(String(beta)) };\n",
+  'src/handlers/dra/index.ts': "export { dra } from './dra.js';\n",
+  'src/handlers/dra/dra.ts':
+    "import type { Handler } from '../types.js';\nexport const dra: Handler = { type: 'dra' };\n",
+  'src/handlers/dra/sub/deep.ts': "import { dra } from '../dra.js';\nexport const deep = dra;\n",
+};
+
+test('lint accepts handler types that share only src/handlers own files', (t) => {
+  const dir = plantTree(handlerTree);
+  t.after(() => dir.remove());
+  const { status, output } = lint(dir);
+  assert.equal(status, 0, output);
+});
+
+test('lint fails when a handler type imports a sibling handler type, through its index.ts or deeper', (t) => {
+  const dir = plantTree({
+    ...handlerTree,
+    'src/handlers/csi/csi.ts':
+      "import { dra } from '../dra/index.js';\nimport type { Handler } from '../types.js';\nexport const csi: Handler = dra;\n",
+    'src/handlers/dra/sub/deep.ts': "import { csi } from '../../csi/csi.js';\nexport const deep = csi;\n",
+  });
+  t.after(() => dir.remove());
+  const { status, output } = lint(dir);
+  assert.notEqual(status, 0, output);
+  assert.equal((output.match(/lint\/style\/noRestrictedImports/g) ?? []).length, 2, output);
+  assert.match(output, /handler types are fenced from each other/);
+});
+
+test("lint keeps berth/testing's shipped helpers off the unshipped harness; tests may use it", (t) => {
+  const harness = {
+    'src/testing/index.ts': "export { waitFor } from './wait-for.js';\n",
+    'src/testing/wait-for.ts': 'export const waitFor = () => 1;\n',
+    'src/testing/harness/index.ts': "export { startServer } from './server.js';\n",
+    'src/testing/harness/server.ts':
+      "import { waitFor } from '../wait-for.js';\nexport const startServer = () => waitFor();\n",
+    'test/uses-harness.test.ts':
+      "import { startServer } from '../src/testing/harness/index.js';\nexport const used = startServer;\n",
+    'src/alpha/alpha.test.ts':
+      "import { startServer } from '../testing/harness/index.js';\nexport const used = startServer;\n",
+  };
+  const clean = plantTree({ ...cleanTree, ...harness });
+  t.after(() => clean.remove());
+  const accepted = lint(clean);
+  assert.equal(accepted.status, 0, accepted.output);
+
+  const dir = plantTree({
+    ...cleanTree,
+    ...harness,
+    'src/testing/wait-for.ts':
+      "import { startServer } from './harness/index.js';\nexport const waitFor = () => 1;\nexport const s = startServer;\n",
+  });
+  t.after(() => dir.remove());
+  const { status, output } = lint(dir);
+  assert.notEqual(status, 0, output);
+  assert.match(output, /the harness \(src\/testing\/harness\/\) is not/);
+});
+
+test('lint fails when the public API differs from the committed API report, and says how to accept it', () => {
+  const reportDir = createTempDir();
+  try {
+    const committed = readFileSync(join(repoRoot, 'api', 'berth.api.md'), 'utf8');
+    const altered = join(reportDir.path, 'berth.api.md');
+    writeFileSync(
+      altered,
+      committed.replace(/^function createPluginNode: .*$/m, 'function createPluginNode: () => void'),
+    );
+    const check = (report: string) =>
+      spawnSync(process.execPath, [join(repoRoot, 'scripts', 'api-report.mjs'), '--check'], {
+        cwd: repoRoot,
+        encoding: 'utf8',
+        env: { ...process.env, BERTH_API_REPORT: report },
+      });
+    const same = check(join(repoRoot, 'api', 'berth.api.md'));
+    assert.equal(same.status, 0, same.stderr);
+    const differs = check(altered);
+    assert.equal(differs.status, 1, differs.stdout);
+    assert.match(differs.stderr, /^ {2}- function createPluginNode: \(\) => void$/m);
+    assert.match(differs.stderr, /npm run api-report/);
+  } finally {
+    reportDir.remove();
+  }
+});
+
 /**
  * Every gRPC server on a unix socket goes through src/unix-grpc
  * (`listenUnixGrpc`), which accepts the :authority grpc-go sends. grpc-js's

@@ -15,7 +15,6 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { SYSTEM_PATHS } from '../src/daemon/contract.js';
 import {
-  createTempDir,
   getOverUnixSocket,
   notifyReceiverAvailable,
   siblingModule,
@@ -24,9 +23,9 @@ import {
   stopChild,
   topLevelJsonKeys,
   trackChild,
-  waitFor,
   waitForLine,
-} from '../src/testing/index.js';
+} from '../src/testing/harness/index.js';
+import { createTempDir, waitFor } from '../src/testing/index.js';
 
 const MAIN = siblingModule(import.meta.url, '../src/cli/main');
 // Compiled tests run from dist/test, tsx from test: the unit is in the checkout's deploy/.

@@ -3,14 +3,6 @@
  * folders, tests and benchmarks; use `berth/plugin-manager` or
  * `berth/plugin-node`, whose surface is stable.
  */
-export {
-  type ActualStateOfWorldOptions,
-  type ActualStateOfWorldStore,
-  createActualStateOfWorld,
-} from './actual-state.js';
-export {
-  createDesiredStateOfWorld,
-  type DesiredStateOfWorldOptions,
-  type DesiredStateOfWorldStore,
-} from './desired-state.js';
+export { type ActualStateOfWorldStore, createActualStateOfWorld } from './actual-state.js';
+export { createDesiredStateOfWorld, type DesiredStateOfWorldStore } from './desired-state.js';
 export type { ActualStateOfWorld, DesiredStateOfWorld, PluginInfo } from './types.js';

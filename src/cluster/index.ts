@@ -5,7 +5,7 @@ export type {
   ClusterWriterEvent,
   LeaseState,
 } from './cluster-events.js';
-export { type ClusterKeys, clusterKeys, endpointId, type ParsedKey } from './cluster-keys.js';
+export { clusterKeys } from './cluster-keys.js';
 export { CLUSTER_DEFAULTS, type EtcdConnectionSettings } from './cluster-options.js';
 export {
   ClusterReader,
@@ -13,13 +13,6 @@ export {
   type ClusterViewStatus,
   type PluginFilter,
 } from './cluster-reader.js';
-export { ClusterState, type RawKey, replayEvents, stripNode, stripPlugin } from './cluster-state.js';
-export {
-  type HealthState,
-  healthOf,
-  type NodeRecord,
-  type PluginRecord,
-  pluginRecord,
-} from './cluster-values.js';
-export { ClusterWriter, type ClusterWriterOptions, type StopMode } from './cluster-writer.js';
+export { replayEvents, stripNode, stripPlugin } from './cluster-state.js';
+export { ClusterWriter, type ClusterWriterOptions } from './cluster-writer.js';
 export { type PluginSource, registryPluginSource } from './plugin-source.js';

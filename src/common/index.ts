@@ -1,7 +1,7 @@
 /** @internal Per-operation signals under a long-lived one, without a listener per operation. */
-export { AbortScope, type ScopedSignal } from './abort-scope.js';
+export { AbortScope } from './abort-scope.js';
 /** @internal The per-subscriber queue behind every subscribe. */
-export { AsyncQueue, type AsyncQueueOptions } from './async-queue.js';
+export { AsyncQueue } from './async-queue.js';
 export {
   type BackoffPolicy,
   type BackoffSetting,
@@ -14,8 +14,6 @@ export {
   abortedError,
   BerthError,
   type BerthErrorCode,
-  type BerthErrorContext,
-  type BerthErrorOptions,
   ERROR_CODES,
   errorCode,
   errorMessage,
@@ -41,9 +39,4 @@ export {
 } from './lifecycle.js';
 export { type LogFn, type Logger, silentLogger } from './logger.js';
 export { BERTH_MODES, type BerthMode, DEFAULT_BERTH_MODE } from './mode.js';
-export {
-  isMissingPackage,
-  loadOptionalPackage,
-  OPTIONAL_PACKAGES,
-  type OptionalPackage,
-} from './optional-package.js';
+export { loadOptionalPackage, OPTIONAL_PACKAGES } from './optional-package.js';

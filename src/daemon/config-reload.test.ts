@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BerthError } from '../common/index.js';
-import { createRecordingLogger } from '../testing/index.js';
+import { createRecordingLogger } from '../testing/harness/index.js';
 import { resolveDaemonConfig } from './config/config.js';
 import { planReload, reloadConfig } from './config-reload.js';
 

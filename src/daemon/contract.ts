@@ -5,26 +5,8 @@
  * loads the whole daemon (gRPC, fastify, SQLite) and cost every `berth
  * plugins` about 0.4 s of start-up.
  */
-export type {
-  CsiCreatedVolumeView,
-  CsiPublicationResult,
-  CsiVolumeListResponse,
-  ErrorBody,
-  EventView,
-  HealthResponse,
-  PluginDetailResponse,
-  PluginListResponse,
-  PluginSummaryView,
-  PluginView,
-  PodListResponse,
-  PodResponse,
-  PodSummary,
-  PodVolume,
-  ReadyResponse,
-  SocketListResponse,
-  SocketView,
-  StatusView,
-} from './api/wire-types.js';
+/** Every HTTP answer's shape; a type added to wire-types.ts is exported here and from berth/daemon/contract. */
+export type * from './api/wire-types.js';
 export { isRecordedAddress, readApiAddresses } from './api-address-file.js';
 export {
   BUILTIN_HANDLER_TYPES,

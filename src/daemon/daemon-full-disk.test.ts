@@ -12,14 +12,8 @@ import { request } from 'node:http';
 import { describe, it, type TestContext } from 'node:test';
 import { silentLogger } from '../common/index.js';
 import { createExamplePlugin, type ExamplePlugin } from '../registration/index.js';
-import {
-  canMountTmpfs,
-  createTempDir,
-  fillDisk,
-  mountTmpfs,
-  unmountTmpfs,
-  waitFor,
-} from '../testing/index.js';
+import { canMountTmpfs, fillDisk, mountTmpfs, unmountTmpfs } from '../testing/harness/index.js';
+import { createTempDir, waitFor } from '../testing/index.js';
 import { resolveDaemonConfig } from './config/config.js';
 import { createDaemon, type Daemon } from './daemon.js';
 

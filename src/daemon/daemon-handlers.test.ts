@@ -9,7 +9,8 @@ import { request } from 'node:http';
 import { describe, it } from 'node:test';
 import { silentLogger } from '../common/index.js';
 import { createExamplePlugin } from '../registration/index.js';
-import { createTempDir, startCsiTestDriver, startDraTestDriver, waitFor } from '../testing/index.js';
+import { startCsiTestDriver, startDraTestDriver } from '../testing/harness/index.js';
+import { createTempDir, waitFor } from '../testing/index.js';
 import { parseConfigDocument, resolveDaemonConfig } from './config/config.js';
 import { createDaemon } from './daemon.js';
 

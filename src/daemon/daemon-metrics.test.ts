@@ -10,14 +10,13 @@ import { after, before, describe, it } from 'node:test';
 import { silentLogger } from '../common/index.js';
 import { createExamplePlugin } from '../registration/index.js';
 import {
-  createTempDir,
   type EtcdServer,
   startCsiTestDriver,
   startDevicePluginStub,
   startDraTestDriver,
   startEtcdServer,
-  waitFor,
-} from '../testing/index.js';
+} from '../testing/harness/index.js';
+import { createTempDir, waitFor } from '../testing/index.js';
 import { resolveDaemonConfig } from './config/config.js';
 import { createDaemon } from './daemon.js';
 import { berthVersion } from './version.js';

@@ -11,7 +11,8 @@ import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { silentLogger } from '../common/index.js';
 import { createExamplePlugin } from '../registration/index.js';
-import { createRecordingLogger, createTempDir, waitFor } from '../testing/index.js';
+import { createRecordingLogger } from '../testing/harness/index.js';
+import { createTempDir, waitFor } from '../testing/index.js';
 import { resolveDaemonConfig } from './config/config.js';
 import { createDaemon } from './daemon.js';
 

@@ -5,13 +5,8 @@ import { createServer as createNetServer, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import { isBerthError, silentLogger } from '../common/index.js';
 import { createExamplePlugin } from '../registration/index.js';
-import {
-  createStaleSocket,
-  createTempDir,
-  startCsiTestDriver,
-  startDevicePluginStub,
-  waitFor,
-} from '../testing/index.js';
+import { startCsiTestDriver, startDevicePluginStub } from '../testing/harness/index.js';
+import { createStaleSocket, createTempDir, waitFor } from '../testing/index.js';
 import { resolveDaemonConfig } from './config/config.js';
 import { createDaemon } from './daemon.js';
 

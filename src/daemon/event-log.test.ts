@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PluginEvent } from '../common/index.js';
-import { createRecordingLogger, FakeClock } from '../testing/index.js';
+import { createRecordingLogger } from '../testing/harness/index.js';
+import { FakeClock } from '../testing/index.js';
 import { createEventLog, SNAPSHOT_INFO_EVERY_MS } from './event-log.js';
 
 const snapshot = (resource: string, changed: string[]): PluginEvent => ({

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { closeSync, constants, openSync, readSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { createTempDir, mkfifo } from '../testing/index.js';
+import { mkfifo } from '../testing/harness/index.js';
+import { createTempDir } from '../testing/index.js';
 import { LogSink } from './log-sink.js';
 
 const LINE = 1024;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { topLevelJsonKeys } from '../testing/index.js';
+import { topLevelJsonKeys } from '../testing/harness/index.js';
 import { createDaemonLogger } from './logging.js';
 import { formatTextLine } from './text-log-format.js';
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createRecordingLogger, FakeClock } from '../testing/index.js';
+import { createRecordingLogger } from '../testing/harness/index.js';
+import { FakeClock } from '../testing/index.js';
 import { type StoppableChild, stopInReverse } from './stop-in-reverse.js';
 
 function child(name: string, log: string[], stop: () => Promise<void> | void = () => {}): StoppableChild {

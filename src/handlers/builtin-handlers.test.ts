@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { recordingServices } from '../testing/index.js';
+import { recordingServices } from '../testing/harness/index.js';
 import { buildBuiltinHandlers } from './build-builtin-handlers.js';
 import { BUILTIN_HANDLER_TYPES, builtinHandlers, isBuiltinHandlerType } from './builtin-handlers.js';
 

@@ -1,12 +1,5 @@
 export { type BuiltinHandlerSet, buildBuiltinHandlers } from './build-builtin-handlers.js';
-export {
-  BUILTIN_HANDLER_TYPES,
-  type BuiltinHandlerEntry,
-  type BuiltinHandlerOf,
-  type BuiltinHandlerType,
-  builtinHandlers,
-  isBuiltinHandlerType,
-} from './builtin-handlers.js';
+export { BUILTIN_HANDLER_TYPES, type BuiltinHandlerType, builtinHandlers } from './builtin-handlers.js';
 export {
   CSI_DEFAULTS,
   CSIPlugin,
@@ -20,28 +13,22 @@ export {
   type AllocationRequest,
   type AllocationView,
   createDevicePluginManager,
-  type DevicePluginBuiltinHandler,
   type DevicePluginManager,
   type ResourceView,
 } from './device-plugin/index.js';
 export {
   type ClaimRef,
-  type ClaimResult,
   type ClaimsResult,
   createDraHandler,
-  DRA_DEFAULTS,
   DRAPlugin,
   type DraDriverView,
   DraHandler,
-  type DraInstanceView,
   type DraService,
   draApis,
-  draServicesSupported,
 } from './dra/index.js';
-export { createHandlerTable, type HandlerTable, type HandlerTableOptions } from './handler-table.js';
+export { createHandlerTable, type HandlerTable } from './handler-table.js';
 export type {
   BuiltinHandler,
-  BuiltinHandlerFactory,
   HandlerServices,
   InstanceRef,
   PluginCallContext,
@@ -49,12 +36,9 @@ export type {
   RegisterContext,
 } from './types.js';
 export {
-  type BuiltinHandlerOptions,
   createDevicePluginHandler,
   createVersionedHandler,
   DevicePlugin,
   type DevicePluginHandlerOptions,
-  devicePluginApiVersion,
-  devicePluginFactory,
   type VersionedHandlerOptions,
 } from './version-handlers.js';

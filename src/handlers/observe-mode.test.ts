@@ -8,13 +8,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isBerthError } from '../common/index.js';
-import {
-  createTempDir,
-  recordingServices,
-  startDevicePluginStub,
-  startDraTestDriver,
-  waitFor,
-} from '../testing/index.js';
+import { recordingServices, startDevicePluginStub, startDraTestDriver } from '../testing/harness/index.js';
+import { createTempDir, waitFor } from '../testing/index.js';
 import { createDevicePluginBuiltin } from './device-plugin/index.js';
 import { createDraHandler } from './dra/index.js';
 

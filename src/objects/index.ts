@@ -8,15 +8,8 @@
  * berth/objects/kubernetes): their clients take 0.5-1 s to load, which users
  * of the default directory source should not pay.
  */
-export { isKubeObject, isNotFound, objectOfNotFound } from './errors.js';
-export type { CacheBasedManager, Manager, RegisteredPod, RegisterMode } from './manager.js';
-export {
-  type GetTtl,
-  getObjectTtlFromNode,
-  type NodeLike,
-  OBJECT_TTL_ANNOTATION,
-  type TtlAnswer,
-} from './node-ttl.js';
+export { isNotFound } from './errors.js';
+export type { Manager } from './manager.js';
 export {
   type ConfigMapManager,
   createObjectManagers,
@@ -24,26 +17,19 @@ export {
   type ObjectManagers,
   type ObjectManagersOptions,
   type ObjectManagersStats,
-  type RegisteredPodRefs,
   type SecretManager,
 } from './object-managers.js';
 export {
   CHANGE_DETECTION_STRATEGIES,
   type ChangeDetectionStrategy,
   DEFAULT_CHANGE_DETECTION_STRATEGY,
-  DEFAULT_IMMUTABLE_RECHECK_MS,
   DEFAULT_MAX_POD_BYTES,
   DEFAULT_MAX_PODS,
   DEFAULT_MAX_REFERENCES_PER_POD,
   DEFAULT_OBJECT_TTL_MS,
-  DEFAULT_REFLECTOR_BACKOFF,
-  DEFAULT_RESYNC_INTERVAL_MS,
-  DEFAULT_SYNC_TIMEOUT_MS,
-  MIN_IDLE_TIME_MS,
   OBJECT_DEFAULTS,
 } from './objects-options.js';
 export type { Container, EnvFromSource, EnvVar, Pod, PodSpec, Volume, VolumeProjection } from './pod.js';
-export { validatePod } from './pod.js';
 export { getConfigMapNames, getSecretNames } from './references.js';
 export type {
   GetOptions,
@@ -65,22 +51,8 @@ export { createMemorySource, type MemorySource, type MemorySourceOptions } from 
 /** For sources of your own: the lifecycle every ObjectSource follows. */
 export { type SourceLifecycleHooks, sourceLifecycle } from './sources/source-lifecycle.js';
 /** @internal The stores behind createObjectManagers (benchmarks use them directly). */
-export {
-  createTtlStore,
-  type GetObjectFn,
-  type TtlStore,
-  type TtlStoreOptions,
-} from './ttl-store.js';
+export { createTtlStore } from './ttl-store.js';
 /** @internal */
-export {
-  createWatchBasedManager,
-  type WatchBasedManager,
-  type WatchBasedManagerOptions,
-} from './watch-based-manager.js';
+export { createWatchBasedManager } from './watch-based-manager.js';
 /** @internal */
-export {
-  createWatchStore,
-  type WatchItemState,
-  WatchStore,
-  type WatchStoreOptions,
-} from './watch-store.js';
+export { createWatchStore, WatchStore } from './watch-store.js';

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { isBerthError } from '../common/index.js';
-import { countedSecrets, FakeClock, podWithSecrets, type SecretsToAttach } from '../testing/index.js';
+import { countedSecrets } from '../testing/harness/index.js';
+import { FakeClock, podWithSecrets, type SecretsToAttach } from '../testing/index.js';
 import { createCacheBasedManager, type RegisterMode } from './manager.js';
 import type { Pod } from './pod.js';
 import { getConfigMapNames, getSecretNames } from './references.js';

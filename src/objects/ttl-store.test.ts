@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { BerthError, isBerthError } from '../common/index.js';
-import { countedSecrets, FakeClock, secret } from '../testing/index.js';
+import { countedSecrets } from '../testing/harness/index.js';
+import { FakeClock, secret } from '../testing/index.js';
 import { notFoundError } from './errors.js';
 import { getObjectTtlFromNode, type TtlAnswer } from './node-ttl.js';
 import type { GetOptions, KubeObject } from './source.js';

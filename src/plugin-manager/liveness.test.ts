@@ -4,15 +4,8 @@ import { describe, it, type TestContext } from 'node:test';
 import type { PluginInfo } from '../cache/types.js';
 import { type BerthError, silentLogger } from '../common/index.js';
 import { createExamplePlugin, dialRegistration } from '../registration/index.js';
-import {
-  createRecordingLogger,
-  createTempDir,
-  FakeClock,
-  type PluginFarm,
-  startPluginFarm,
-  type TempDir,
-  waitFor,
-} from '../testing/index.js';
+import { createRecordingLogger, type PluginFarm, startPluginFarm } from '../testing/harness/index.js';
+import { createTempDir, FakeClock, type TempDir, waitFor } from '../testing/index.js';
 import { createLivenessProber, type LivenessProberOptions } from './liveness.js';
 
 interface Dead {

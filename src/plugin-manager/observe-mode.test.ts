@@ -14,13 +14,8 @@ import {
   type ExamplePlugin,
   type RegistrationServerBehaviour,
 } from '../registration/index.js';
-import {
-  createStaleSocket,
-  createTempDir,
-  recordingServices,
-  startCsiTestDriver,
-  waitFor,
-} from '../testing/index.js';
+import { recordingServices, startCsiTestDriver } from '../testing/harness/index.js';
+import { createStaleSocket, createTempDir, waitFor } from '../testing/index.js';
 import { createPluginManager } from './index.js';
 import type { RegisteredPlugin, SocketStatus } from './types.js';
 

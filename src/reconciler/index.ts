@@ -3,11 +3,5 @@
  * folders, tests and benchmarks; use `berth/plugin-manager` or
  * `berth/plugin-node`, whose surface is stable.
  */
-export {
-  createReconciler,
-  type Reconciler,
-  type ReconcilerHandlers,
-  type ReconcilerOptions,
-  type Refusal,
-} from './reconciler.js';
-export { DEFAULT_RECONCILER_OPTIONS, DEFAULT_RESYNC_PERIOD_MS } from './reconciler-options.js';
+export { createReconciler, type Reconciler } from './reconciler.js';
+export { DEFAULT_RESYNC_PERIOD_MS } from './reconciler-options.js';

@@ -8,12 +8,10 @@ export {
   RegistrationStatusSchema,
 } from './gen/pluginregistration/api_pb.js';
 export {
-  checkPluginInfoWire,
   clip,
   enforcePluginInfoBounds,
   enforceRecordBudget,
   PLUGIN_INFO_LIMITS,
-  pluginInfoProblem,
   recordedBytes,
   refuseUndecodableInfo,
 } from './plugin-info-bounds.js';
@@ -24,18 +22,6 @@ export {
   type RegistrationServerBehaviour,
   type RegistrationServerOptions,
 } from './registration-server.js';
-export type {
-  CallOptions,
-  DialRegistration,
-  RegistrationConnection,
-  RegistrationInfo,
-  RegistrationStatus,
-} from './types.js';
+export type { DialRegistration, RegistrationConnection, RegistrationStatus } from './types.js';
 export { callUnary } from './unary-call.js';
-export {
-  type ExampleVersion,
-  exampleVersions,
-  methodPath,
-  unary as unaryMethod,
-  unixTarget,
-} from './wire.js';
+export { unary as unaryMethod, unixTarget } from './wire.js';

@@ -3,7 +3,8 @@ import { existsSync, lstatSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { test } from 'node:test';
 import { isBerthError } from '../common/index.js';
-import { connectedServer, createStaleSocket, createTempDir } from '../testing/index.js';
+import { connectedServer } from '../testing/harness/index.js';
+import { createStaleSocket, createTempDir } from '../testing/index.js';
 import { dialRegistration } from './dial.js';
 import { createRegistrationServer } from './registration-server.js';
 

@@ -3,14 +3,8 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { BerthError, type PluginEvent } from '../common/index.js';
 import { createMemoryStorage, createSqliteStorage, type RegistryStorage } from '../storage/index.js';
-import {
-  createRecordingLogger,
-  createTempDir,
-  FakeClock,
-  type LogRecord,
-  nodePlugin,
-  storageKinds,
-} from '../testing/index.js';
+import { createRecordingLogger, type LogRecord, storageKinds } from '../testing/harness/index.js';
+import { createTempDir, FakeClock, nodePlugin } from '../testing/index.js';
 import { createRegistry, type Registry } from './index.js';
 
 function snapshot(registry: Registry) {

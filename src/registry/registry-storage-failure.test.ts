@@ -15,16 +15,14 @@ import type { PluginEvent } from '../common/index.js';
 import { createSqliteStorage, type SqliteStorage } from '../storage/index.js';
 import {
   canMountTmpfs,
-  createTempDir,
   fillDisk,
   instrumented,
   mountTmpfs,
-  nodePlugin,
   siblingModule,
   stopChild,
   unmountTmpfs,
-  waitFor,
-} from '../testing/index.js';
+} from '../testing/harness/index.js';
+import { createTempDir, nodePlugin, waitFor } from '../testing/index.js';
 import { createRegistry, type Registry } from './index.js';
 
 const isRoot = process.getuid?.() === 0;

@@ -9,7 +9,8 @@ import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import type { PluginEvent } from '../common/index.js';
 import { createSqliteStorage, type SqliteStorage } from '../storage/index.js';
-import { createTempDir, FakeClock, instrumented, nodePlugin, waitFor } from '../testing/index.js';
+import { instrumented } from '../testing/harness/index.js';
+import { createTempDir, FakeClock, nodePlugin, waitFor } from '../testing/index.js';
 import { createRegistry, REGISTRY_DEFAULTS } from './index.js';
 
 async function started(path: string): Promise<SqliteStorage> {

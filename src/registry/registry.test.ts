@@ -3,14 +3,11 @@ import { describe, it } from 'node:test';
 import type { PluginEvent, PluginInstanceInfo, RegistryEvent } from '../common/index.js';
 import {
   createRecordingLogger,
-  FakeClock,
   instrumented,
   type LogRecord,
-  nextWithin,
-  nodePlugin,
   storageKinds,
-  waitFor,
-} from '../testing/index.js';
+} from '../testing/harness/index.js';
+import { FakeClock, nextWithin, nodePlugin, waitFor } from '../testing/index.js';
 import { createRegistry, type PluginDispenser, type Registry } from './index.js';
 
 const echo: PluginDispenser = (info) => info;

@@ -2,13 +2,5 @@ export { createMemoryStorage } from './memory-storage.js';
 export { createSqliteStorage, type SqliteStorage } from './sqlite-storage.js';
 /** @internal SQLite helpers shared with the device plugin's allocation store: WAL bounds, full-disk handling. */
 export { applyWalBounds, diskFullError, isDiskFull, openReadOnlyCopy } from './sqlite-wal.js';
-export { SQLITE_STORAGE_DEFAULTS, type SqliteStorageOptions } from './storage-options.js';
-export type {
-  RegistryChange,
-  RegistryState,
-  RegistryStorage,
-  StateStorage,
-  StorageCorruptionReport,
-  StorageRecreatedListener,
-  StorageWriteStats,
-} from './types.js';
+export type { SqliteStorageOptions } from './storage-options.js';
+export type { RegistryChange, RegistryState, RegistryStorage, StorageCorruptionReport } from './types.js';

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { PluginInstanceInfo } from '../common/index.js';
-import { createTempDir, siblingModule, spawnModule, stopChild, waitFor } from '../testing/index.js';
+import { siblingModule, spawnModule, stopChild } from '../testing/harness/index.js';
+import { createTempDir, waitFor } from '../testing/index.js';
 import { createSqliteStorage } from './index.js';
 
 it('every registration acknowledged before kill -9 is on disk, in order, with group-committed waves', async (t) => {

@@ -3,7 +3,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import type { PluginInstanceInfo } from '../common/index.js';
-import { createRecordingLogger, createTempDir, FakeClock, type LogRecord } from '../testing/index.js';
+import { createRecordingLogger, type LogRecord } from '../testing/harness/index.js';
+import { createTempDir, FakeClock } from '../testing/index.js';
 import {
   createSqliteStorage,
   type RegistryState,

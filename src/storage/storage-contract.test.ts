@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PluginInstanceInfo } from '../common/index.js';
-import { storageKinds } from '../testing/index.js';
+import { storageKinds } from '../testing/harness/index.js';
 import type { RegistryState } from './index.js';
 
 function instance(n: number, extra: Partial<PluginInstanceInfo> = {}): PluginInstanceInfo {

@@ -19,7 +19,8 @@ import {
   NodeGetCapabilitiesResponseSchema,
   NodeServiceCapability_RPC_Type,
 } from '../handlers/csi/index.js';
-import { createTempDir, FakeClock, startGrpcTestServer, type TempDir } from '../testing/index.js';
+import { startGrpcTestServer } from '../testing/harness/index.js';
+import { createTempDir, FakeClock, type TempDir } from '../testing/index.js';
 import { VolumeManager } from './volume-manager.js';
 
 interface FakeDriver {

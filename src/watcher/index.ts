@@ -3,9 +3,5 @@
  * folders, tests and benchmarks; use `berth/plugin-manager` or
  * `berth/plugin-node`, whose surface is stable.
  */
-export {
-  createPluginWatcher,
-  PluginWatcher,
-  type PluginWatcherState,
-} from './plugin-watcher.js';
-export { DEFAULT_RESCAN_INTERVAL_MS, type PluginWatcherOptions } from './plugin-watcher-options.js';
+export { createPluginWatcher, PluginWatcher } from './plugin-watcher.js';
+export { DEFAULT_RESCAN_INTERVAL_MS } from './plugin-watcher-options.js';

@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createDesiredStateOfWorld } from '../cache/index.js';
 import { systemClock } from '../common/index.js';
-import { createRecordingLogger, createTempDir, FakeClock, SocketPool, waitFor } from '../testing/index.js';
+import { createRecordingLogger, SocketPool } from '../testing/harness/index.js';
+import { createTempDir, FakeClock, waitFor } from '../testing/index.js';
 import { createPluginWatcher } from './index.js';
 import { WATCH_FAILING_RESCAN_MS } from './plugin-watcher-options.js';
 

@@ -3,9 +3,11 @@ import { existsSync, mkdirSync, renameSync, rmSync, statSync, utimesSync, writeF
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { createDesiredStateOfWorld } from '../cache/index.js';
-import { createRecordingLogger, createTempDir, FakeClock, SocketPool, waitFor } from '../testing/index.js';
-import { createPluginWatcher, type PluginWatcherOptions } from './index.js';
+import { createRecordingLogger, SocketPool } from '../testing/harness/index.js';
+import { createTempDir, FakeClock, waitFor } from '../testing/index.js';
+import { createPluginWatcher } from './index.js';
 import { inspectPath } from './inspect-path.js';
+import type { PluginWatcherOptions } from './plugin-watcher-options.js';
 import { FULL_RESCAN_EVERY, THOROUGH_RESCAN_EVERY } from './plugin-watcher-options.js';
 
 /** The rescan timer runs on a FakeClock: time moves only when a test advances it. */

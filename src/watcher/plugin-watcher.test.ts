@@ -13,15 +13,10 @@ import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { createDesiredStateOfWorld } from '../cache/index.js';
 import { BerthError } from '../common/index.js';
-import {
-  createRecordingLogger,
-  createTempDir,
-  type LogRecord,
-  mkfifo,
-  SocketPool,
-  waitFor,
-} from '../testing/index.js';
-import { createPluginWatcher, type PluginWatcherOptions } from './index.js';
+import { createRecordingLogger, type LogRecord, mkfifo, SocketPool } from '../testing/harness/index.js';
+import { createTempDir, waitFor } from '../testing/index.js';
+import { createPluginWatcher } from './index.js';
+import type { PluginWatcherOptions } from './plugin-watcher-options.js';
 
 /**
  * These tests run with the periodic rescan disabled, so everything found after

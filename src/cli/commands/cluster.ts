@@ -1,16 +1,19 @@
 import type { Command } from 'commander';
-import type { ClusterNode, ClusterPlugin, ClusterViewStatus } from '../../cluster/index.js';
+import type {
+  ClusterNodesResponse,
+  ClusterNodeView,
+  ClusterPluginsResponse,
+  ClusterPluginView,
+  ClusterViewFields,
+} from '../../daemon/contract.js';
 import { formatTable, relativeTime } from '../format-table.js';
 import { type ClientFlags, clientFor, printListing, withClientOptions } from './client-options.js';
 import { followToStdout } from './events.js';
 
-type NodesBody = ClusterViewStatus & {
-  self?: { node?: string; leaseState?: string; conflict?: { message?: string } | null };
-  nodes: Array<ClusterNode & { plugins: number }>;
-};
-type PluginsBody = ClusterViewStatus & { plugins: ClusterPlugin[] };
+type NodesBody = ClusterNodesResponse;
+type PluginsBody = ClusterPluginsResponse;
 
-function staleNote(status: ClusterViewStatus): string {
+function staleNote(status: ClusterViewFields): string {
   return status.stale
     ? `\n(stale: etcd's quorum has not been reached since ${new Date(status.staleSince ?? 0).toISOString()}; showing the last data)`
     : '';
@@ -60,8 +63,8 @@ export function formatClusterEvent(event: string, data: Record<string, unknown>)
   if (event === 'reset' || event === 'lagged') {
     return `${head}  events were missed (${event}); run \`berth cluster plugins\` to resynchronise`;
   }
-  const plugin = data.plugin as ClusterPlugin | undefined;
-  const node = data.node as ClusterNode | undefined;
+  const plugin = data.plugin as ClusterPluginView | undefined;
+  const node = data.node as Omit<ClusterNodeView, 'plugins'> | undefined;
   if (plugin)
     return `${head}  ${plugin.node}  ${plugin.type}/${plugin.name}  ${plugin.health.state}  ${plugin.endpoint}`;
   if (node) return `${head}  ${node.node}  lease ${node.lease}`;

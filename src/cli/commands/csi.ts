@@ -1,10 +1,12 @@
 import type { Command } from 'commander';
 import type {
   CsiCreatedVolumeView,
+  CsiDriverListResponse,
+  CsiDriverStatusView,
   CsiPublicationResult,
+  CsiVolumeDeleteResponse,
   CsiVolumeListResponse,
 } from '../../daemon/contract.js';
-import type { CsiDriverView } from '../../handlers/index.js';
 import { usageError } from '../cli-error.js';
 import { formatTable, observedName } from '../format-table.js';
 import { type ClientFlags, clientFor, printListing, withClientOptions } from './client-options.js';
@@ -15,7 +17,7 @@ function printJson(value: unknown): void {
 }
 
 /** A driver as GET /v1/csi/drivers sends it (times as ISO text). */
-export type CsiDriverRow = Omit<CsiDriverView, 'registeredAt'> & { registeredAt: string | null };
+export type CsiDriverRow = CsiDriverStatusView;
 
 export function formatCsiDrivers(drivers: readonly CsiDriverRow[], maxWidth?: number): string {
   if (drivers.length === 0) return 'no CSI drivers registered';
@@ -51,7 +53,7 @@ export function csiCommand(program: Command): void {
       'berth csi drivers',
       flags,
       async (client) => {
-        const body = await client.request<{ drivers: CsiDriverRow[] }>('GET', '/v1/csi/drivers');
+        const body = await client.request<CsiDriverListResponse>('GET', '/v1/csi/drivers');
         return {
           command: 'berth csi drivers',
           body,
@@ -215,7 +217,7 @@ function volumesCommand(csi: Command): void {
       .argument('<driver>')
       .argument('<volumeId>'),
   ).action(async (driver: string, volumeId: string, flags: ClientFlags) => {
-    const body = await clientFor(flags).request<{ driver: string; volumeId: string }>(
+    const body = await clientFor(flags).request<CsiVolumeDeleteResponse>(
       'DELETE',
       volumePath(driver, volumeId),
     );

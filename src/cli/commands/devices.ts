@@ -1,4 +1,9 @@
 import type { Command } from 'commander';
+import type {
+  DeviceAllocationResponse,
+  DeviceListResponse,
+  DeviceResourceView,
+} from '../../daemon/contract.js';
 import { usageError } from '../cli-error.js';
 import { formatTable, observedName, relativeTime } from '../format-table.js';
 import { outputFormat } from '../output.js';
@@ -10,35 +15,8 @@ import {
   withClientOptions,
 } from './client-options.js';
 
-/** The JSON shapes of /v1/devices that the CLI reads (handlers/device-plugin ResourceView, times as ISO). */
-interface DeviceRow {
-  id: string;
-  health: string;
-  numaNodes: number[];
-  allocatedTo: string | null;
-}
-
-interface AllocationRow {
-  resource: string;
-  workload: string;
-  deviceIds: string[];
-  unhealthyDeviceIds: string[];
-  envs: Record<string, string>;
-  cdiDevices: string[];
-}
-
-export interface ResourceRow {
-  resource: string;
-  state: string;
-  endpoint: string | null;
-  healthy: number;
-  unhealthy: number;
-  devices: DeviceRow[];
-  removeAt: string | null;
-  allocations: AllocationRow[];
-  /** Present (true) when berth only observes the resource (observe mode). */
-  observed?: boolean;
-}
+/** A resource as /v1/devices sends it (a daemon/contract wire type). */
+export type ResourceRow = DeviceResourceView;
 
 export function formatDevices(resources: readonly ResourceRow[], now: number, maxWidth?: number): string {
   if (resources.length === 0) return 'no device plugin resources';
@@ -104,7 +82,7 @@ export function devicesCommand(program: Command): void {
       'berth devices',
       flags,
       async (client) => {
-        const body = await client.request<{ resources: ResourceRow[] }>('GET', '/v1/devices');
+        const body = await client.request<DeviceListResponse>('GET', '/v1/devices');
         return {
           command: 'berth devices',
           body,
@@ -139,7 +117,7 @@ export function devicesCommand(program: Command): void {
             deviceIds: (flags.deviceIds ?? '').split(',').filter((id) => id !== ''),
           };
     outputFormat(flags);
-    const body = await clientFor(flags).request<{ allocation: AllocationRow }>(
+    const body = await clientFor(flags).request<DeviceAllocationResponse>(
       'POST',
       allocationsPath(resource),
       request,
@@ -167,7 +145,7 @@ export function devicesCommand(program: Command): void {
   ).action(async (resource: string, workload: string, _flags: unknown, command: Command) => {
     const flags = mergedFlags<ClientFlags>(command);
     outputFormat(flags);
-    const body = await clientFor(flags).request<{ allocation: AllocationRow }>(
+    const body = await clientFor(flags).request<DeviceAllocationResponse>(
       'DELETE',
       `${allocationsPath(resource)}/${encodeURIComponent(workload)}`,
     );

@@ -1,15 +1,10 @@
 import type { Command } from 'commander';
-import type { DraDriverView } from '../../handlers/index.js';
+import type { DraDriverListResponse, DraDriverStatusView } from '../../daemon/contract.js';
 import { formatTable, observedName } from '../format-table.js';
 import { type ClientFlags, printListing, withClientOptions } from './client-options.js';
 
 /** A driver as GET /v1/dra/drivers sends it (times as ISO text). */
-export type DraDriverRow = Omit<DraDriverView, 'unusableSince' | 'instances'> & {
-  unusableSince: string | null;
-  instances: Array<
-    Omit<DraDriverView['instances'][number], 'registeredAt'> & { registeredAt: string | null }
-  >;
-};
+export type DraDriverRow = DraDriverStatusView;
 
 /** One row per instance, newest first within a driver; `*` marks the instance calls go to. */
 export function formatDraDrivers(drivers: readonly DraDriverRow[], maxWidth?: number): string {
@@ -37,7 +32,7 @@ export function draCommand(program: Command): void {
       .description('one line per DRA driver instance: connection state, service; * marks the chosen one'),
   ).action(async (flags: ClientFlags) => {
     await printListing('berth dra drivers', flags, async (client) => {
-      const body = await client.request<{ drivers: DraDriverRow[] }>('GET', '/v1/dra/drivers');
+      const body = await client.request<DraDriverListResponse>('GET', '/v1/dra/drivers');
       return {
         command: 'berth dra drivers',
         body,

@@ -1,4 +1,5 @@
 import { Argument, type Command } from 'commander';
+import type { ObjectResponse } from '../../daemon/contract.js';
 import { type ClientFlags, printListing, withClientOptions } from './client-options.js';
 import { parseNamespacedName } from './pods.js';
 
@@ -13,7 +14,7 @@ export function objectsCommand(program: Command): void {
   ).action(async (resource: string, target: string, flags: ClientFlags) => {
     const [namespace, name] = parseNamespacedName(target, 'the object');
     await printListing('berth objects get', flags, async (client) => {
-      const object = await client.request(
+      const object = await client.request<ObjectResponse>(
         'GET',
         `/v1/objects/${resource}/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`,
       );

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { chmodSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { createRecordingLogger, createTempDir } from '../../testing/index.js';
+import { createRecordingLogger } from '../../testing/harness/index.js';
+import { createTempDir } from '../../testing/index.js';
 import { ensureApiToken, readApiTokenFile } from './api-token.js';
 import { tokenMatches } from './tcp-access.js';
 

@@ -19,8 +19,10 @@ import type { KubeObject, ObjectResource } from '../../objects/index.js';
 import type { SocketStatus } from '../../plugin-manager/index.js';
 import type { EventBus } from '../event-bus.js';
 import type {
+  ClusterSelfView,
   CsiCreatedVolumeView,
   CsiPublicationResult,
+  CsiVolumeDeleteResponse,
   CsiVolumeView,
   PodSummary,
   PodVolume,
@@ -121,7 +123,7 @@ export interface CsiVolumeService {
     request: Record<string, unknown> & { workload: string },
   ): Promise<CsiPublicationResult>;
   unpublish(driver: string, volumeId: string, workload: string): Promise<CsiPublicationResult>;
-  delete(driver: string, volumeId: string): Promise<{ driver: string; volumeId: string }>;
+  delete(driver: string, volumeId: string): Promise<CsiVolumeDeleteResponse>;
   list(): Promise<CsiVolumeView[]>;
 }
 
@@ -138,6 +140,6 @@ export interface ClusterApi {
   plugins(filter: PluginFilter): ClusterPlugin[];
   status(): ClusterViewStatus;
   /** This daemon's own publishing: node name, lease state, conflict. */
-  writer(): Record<string, unknown>;
+  writer(): ClusterSelfView;
   onEvent(listener: (event: ClusterEvent) => void): () => void;
 }

@@ -1,7 +1,16 @@
 import type { PluginEvent, PluginInstanceInfo } from '../../common/index.js';
+import type { AllocationView, CsiDriverView, DraDriverView, ResourceView } from '../../handlers/index.js';
 import { OBSERVED_OPTION } from '../../registry/index.js';
 import type { SocketStatus } from './api-types.js';
-import type { EventView, PluginView, SocketView } from './wire-types.js';
+import type {
+  CsiDriverStatusView,
+  DeviceAllocationView,
+  DeviceResourceView,
+  DraDriverStatusView,
+  EventView,
+  PluginView,
+  SocketView,
+} from './wire-types.js';
 
 /**
  * Components' records as the API's JSON shapes (named in wire-types.ts).
@@ -103,4 +112,34 @@ export function eventView(event: PluginEvent): EventView {
         changed: [...event.changed],
       };
   }
+}
+
+/** A device allocation as the API shows it (/v1/devices...). */
+export function deviceAllocationView(a: AllocationView): DeviceAllocationView {
+  return { ...a, allocatedAt: isoTime(a.allocatedAt) };
+}
+
+/** A device plugin resource as the API shows it (/v1/devices...). */
+export function deviceResourceView(r: ResourceView): DeviceResourceView {
+  return {
+    ...r,
+    connectedAt: isoTime(r.connectedAt),
+    disconnectedAt: isoTime(r.disconnectedAt),
+    removeAt: isoTime(r.removeAt),
+    allocations: r.allocations.map(deviceAllocationView),
+  };
+}
+
+/** A CSI driver as the API shows it (GET /v1/csi/drivers). */
+export function csiDriverView(d: CsiDriverView): CsiDriverStatusView {
+  return { ...d, registeredAt: isoTime(d.registeredAt) };
+}
+
+/** A DRA driver as the API shows it (GET /v1/dra/drivers). */
+export function draDriverView(d: DraDriverView): DraDriverStatusView {
+  return {
+    ...d,
+    unusableSince: isoTime(d.unusableSince),
+    instances: d.instances.map((i) => ({ ...i, registeredAt: isoTime(i.registeredAt) })),
+  };
 }

@@ -291,3 +291,242 @@ export type StorageHealthView =
       pendingDeletes: number;
       retryAt: string | null;
     };
+
+/** One device of a device plugin resource (GET /v1/devices...). */
+export interface DeviceStatusView {
+  id: string;
+  /** Healthy only when the plugin reported exactly "Healthy" and is connected. */
+  health: 'Healthy' | 'Unhealthy';
+  numaNodes: number[];
+  /** The workload holding the device, if any. */
+  allocatedTo: string | null;
+}
+
+/** A workload's allocation of a resource's devices, and what the plugin's Allocate answered. */
+export interface DeviceAllocationView {
+  resource: string;
+  workload: string;
+  deviceIds: string[];
+  allocatedAt: string | null;
+  /** Allocated devices that are now unhealthy or gone (flagged, never silently dropped). */
+  unhealthyDeviceIds: string[];
+  envs: Record<string, string>;
+  mounts: Array<{ containerPath: string; hostPath: string; readOnly: boolean }>;
+  devices: Array<{ containerPath: string; hostPath: string; permissions: string }>;
+  annotations: Record<string, string>;
+  cdiDevices: string[];
+}
+
+/** A device plugin resource: its connection, devices, topology and allocations. */
+export interface DeviceResourceView {
+  resource: string;
+  /** `absent`: removed (or never seen) but still has allocations recorded. */
+  state: 'connected' | 'disconnected' | 'absent';
+  /** How it registered: the plugins directory or the legacy kubelet.sock. */
+  via: 'plugins-dir' | 'kubelet-socket' | null;
+  endpoint: string | null;
+  options: { preStartRequired: boolean; getPreferredAllocationAvailable: boolean } | null;
+  healthy: number;
+  unhealthy: number;
+  devices: DeviceStatusView[];
+  /** Device ids per NUMA node; devices without topology are under `null`. */
+  topology: Array<{ numaNode: number | null; deviceIds: string[] }>;
+  connectedAt: string | null;
+  disconnectedAt: string | null;
+  /** When a disconnected resource will be removed unless its plugin comes back. */
+  removeAt: string | null;
+  /** The last snapshot the plugin sent that berth refused, if any. */
+  lastError: string | null;
+  allocations: DeviceAllocationView[];
+  /** Present (true) in observe mode: berth only watches this resource's plugin; the kubelet owns it. */
+  observed?: true;
+}
+
+/** GET /v1/devices */
+export interface DeviceListResponse {
+  resources: DeviceResourceView[];
+}
+
+/** GET /v1/devices/{resource} */
+export interface DeviceResourceResponse {
+  resource: DeviceResourceView;
+}
+
+/** GET /v1/devices/{resource}/allocations */
+export interface DeviceAllocationListResponse {
+  allocations: DeviceAllocationView[];
+}
+
+/** POST /v1/devices/{resource}/allocations (201), GET and DELETE .../allocations/{workload}. */
+export interface DeviceAllocationResponse {
+  allocation: DeviceAllocationView;
+}
+
+/** One registered CSI driver, like a CSINode's `spec.drivers` entry plus what berth asked the driver. */
+export interface CsiDriverStatusView {
+  name: string;
+  nodeId: string;
+  /** CSINode `allocatable.count`; null when the driver reports no limit. */
+  maxVolumesPerNode: number | null;
+  /** Sorted keys of the accessible topology (CSINode `topologyKeys`). */
+  topologyKeys: string[];
+  accessibleTopology: Record<string, string> | null;
+  vendorVersion: string | null;
+  /** Node service capabilities (STAGE_UNSTAGE_VOLUME, ...); null when NodeGetCapabilities failed. */
+  capabilities: string[] | null;
+  ready: boolean | null;
+  /** The CSI version chosen (the highest 1.x the driver listed). */
+  version: string;
+  endpoint: string;
+  socketPath: string;
+  registeredAt: string | null;
+  warnings: string[];
+  /** Present (true) in observe mode: berth only asked the driver (read-only calls); the kubelet owns it. */
+  observed?: true;
+}
+
+/** GET /v1/csi/drivers */
+export interface CsiDriverListResponse {
+  drivers: CsiDriverStatusView[];
+}
+
+/** DELETE /v1/csi/volumes/{driver}/{volumeId} */
+export interface CsiVolumeDeleteResponse {
+  driver: string;
+  volumeId: string;
+}
+
+/** A DRA driver's instance: its endpoint, the service it speaks and its connection. */
+export interface DraInstanceStatusView {
+  endpoint: string;
+  socketPath: string;
+  service: string;
+  state: 'idle' | 'connecting' | 'ready' | 'transient-failure' | 'shutdown';
+  connected: boolean;
+  registeredAt: string | null;
+}
+
+/** One DRA driver: whether it is usable and the instance calls go to. */
+export interface DraDriverStatusView {
+  name: string;
+  usable: boolean;
+  /** The instance calls go to now. */
+  chosen: { endpoint: string; service: string } | null;
+  unusableSince: string | null;
+  /** Newest first. */
+  instances: DraInstanceStatusView[];
+  /** Present (true) in observe mode: berth only watches this driver; the kubelet prepares its claims. */
+  observed?: true;
+}
+
+/** GET /v1/dra/drivers */
+export interface DraDriverListResponse {
+  drivers: DraDriverStatusView[];
+}
+
+/** One claim of POST /v1/dra/drivers/{name}/prepare|unprepare and its result. */
+export interface DraClaimResultView {
+  namespace: string;
+  uid: string;
+  name: string;
+  /** False when the plugin reported an error for the claim or left it out. */
+  ok: boolean;
+  error: string | null;
+  /** Prepare only. */
+  devices?: Array<{ requestNames: string[]; poolName: string; deviceName: string; cdiDeviceIds: string[] }>;
+}
+
+/** POST /v1/dra/drivers/{name}/prepare and /unprepare */
+export interface DraClaimsResponse {
+  driver: string;
+  endpoint: string;
+  service: string;
+  /** True when every claim succeeded. */
+  ok: boolean;
+  claims: DraClaimResultView[];
+  /** UIDs the plugin answered for that were not asked about (ignored, as the kubelet does). */
+  unexpected: string[];
+}
+
+/** The fleet view's freshness, on every /v1/cluster answer. */
+export interface ClusterViewFields {
+  /** The etcd revision the view reflects. */
+  revision: string;
+  /** True while the reader cannot confirm it sees the quorum's data; the last data is kept. */
+  stale: boolean;
+  /** Since when (ms since the epoch) the reader has had no confirmed contact, if stale. */
+  staleSince?: number;
+  /** When the view was last confirmed current (ms since the epoch). */
+  lastContactAt: number;
+  relists: number;
+}
+
+/** This daemon's own publishing to the cluster view. */
+export interface ClusterSelfView {
+  node: string;
+  instance: string;
+  leaseState: 'none' | 'held' | 'unknown' | 'lost' | 'conflict' | 'revoked' | 'released';
+  lease: string | null;
+  inSync: boolean;
+  conflict: { holder: string; message: string } | null;
+  lastError: string | null;
+  lastPublishedAt: string | null;
+}
+
+/** A node in the fleet view, with how many plugins it publishes. */
+export interface ClusterNodeView {
+  node: string;
+  /** Stable id of the daemon installation; a restart keeps it. */
+  instance: string;
+  /** The lease of the node's current run, decimal. */
+  lease: string;
+  /** When this run started publishing (ms since the epoch). */
+  startedAt: number;
+  daemon: string;
+  key: string;
+  modRevision: string;
+  plugins: number;
+}
+
+/** A plugin instance in the fleet view. */
+export interface ClusterPluginView {
+  node: string;
+  type: string;
+  name: string;
+  versions: string[];
+  endpoint: string;
+  instanceId: string;
+  health: { state: 'healthy' | 'unhealthy' | 'unknown'; message?: string };
+  /** What the type's handler recorded on the instance. */
+  facts: Record<string, string>;
+  key: string;
+  modRevision: string;
+  lease: string;
+}
+
+/** GET /v1/cluster/nodes */
+export interface ClusterNodesResponse extends ClusterViewFields {
+  self: ClusterSelfView;
+  nodes: ClusterNodeView[];
+}
+
+/** GET /v1/cluster/plugins[?type=&name=&node=] */
+export interface ClusterPluginsResponse extends ClusterViewFields {
+  plugins: ClusterPluginView[];
+}
+
+/** GET /v1/objects/{secrets|configmaps}/{namespace}/{name}: the object as its source holds it. */
+export interface ObjectResponse {
+  apiVersion?: string;
+  kind?: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+    [key: string]: unknown;
+  };
+  immutable?: boolean;
+  data?: Record<string, string>;
+  [key: string]: unknown;
+}

@@ -9,7 +9,8 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { isBerthError } from '../../common/index.js';
-import { createTempDir, siblingModule, spawnModule } from '../../testing/index.js';
+import { siblingModule, spawnModule } from '../../testing/harness/index.js';
+import { createTempDir } from '../../testing/index.js';
 import { CONFIG_FILE_MAX_BYTES, loadConfigFile, parseConfigDocument, resolveDaemonConfig } from './config.js';
 import { MAX_TIMER_MS } from './duration.js';
 

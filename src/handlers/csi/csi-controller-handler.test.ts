@@ -11,12 +11,12 @@ import { create } from '@bufbuild/protobuf';
 import type { ServiceDefinition, sendUnaryData } from '@grpc/grpc-js';
 import { isBerthError } from '../../common/index.js';
 import {
-  createTempDir,
   type GrpcTestServer,
   recordingServices,
   startCsiTestDriver,
   startGrpcTestServer,
-} from '../../testing/index.js';
+} from '../../testing/harness/index.js';
+import { createTempDir } from '../../testing/index.js';
 import type { RegisterContext } from '../types.js';
 import { createCsiControllerHandler } from './csi-controller-handler.js';
 import { csiControllerMethods } from './csi-wire.js';

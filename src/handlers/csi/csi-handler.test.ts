@@ -7,14 +7,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isBerthError } from '../../common/index.js';
-import {
-  type CsiTestDriver,
-  createTempDir,
-  recordingServices,
-  startCsiTestDriver,
-  type TempDir,
-  waitFor,
-} from '../../testing/index.js';
+import { type CsiTestDriver, recordingServices, startCsiTestDriver } from '../../testing/harness/index.js';
+import { createTempDir, type TempDir, waitFor } from '../../testing/index.js';
 import { highestSupportedVersion } from '../generic-version.js';
 import type { PluginCallContext } from '../types.js';
 import { createCsiHandler } from './csi-handler.js';

@@ -1,25 +1,13 @@
-export {
-  CSI_CONTROLLER,
-  CsiControllerHandler,
-  type CsiControllerView,
-  createCsiControllerHandler,
-} from './csi-controller-handler.js';
-export { CSIPlugin, type CsiDriverView, CsiHandler, createCsiHandler, csiFacts } from './csi-handler.js';
-export { type CsiNodeInfo, queryCsiDriver } from './csi-node-info.js';
-export { CSI_DEFAULTS, type CsiHandlerOptions, csiOptions } from './csi-options.js';
-export { CSI_LOG_PREFIX, validateCsiVersions } from './csi-versions.js';
+export { CsiControllerHandler, createCsiControllerHandler } from './csi-controller-handler.js';
+export { CSIPlugin, type CsiDriverView, CsiHandler, createCsiHandler } from './csi-handler.js';
+export { CSI_DEFAULTS, csiOptions } from './csi-options.js';
 export {
   CSI_ACCESS_MODES,
   CSI_RETRY_AFTER_SECONDS,
   type CsiAccessMode,
-  type CsiCreatedVolume,
   type CsiMountCapability,
   CsiVolumeClient,
-  type CsiVolumeClientOptions,
   type CsiVolumeStats,
-  type CsiVolumeUsage,
-  csiCallError,
-  isUncertainCsiFailure,
   openCsiVolumeClient,
 } from './csi-volume-client.js';
 export {

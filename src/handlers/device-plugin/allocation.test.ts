@@ -11,13 +11,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { isBerthError } from '../../common/index.js';
-import {
-  createTempDir,
-  type DevicePluginStub,
-  FakeClock,
-  startDevicePluginStub,
-  waitFor,
-} from '../../testing/index.js';
+import { type DevicePluginStub, startDevicePluginStub } from '../../testing/harness/index.js';
+import { createTempDir, FakeClock, waitFor } from '../../testing/index.js';
 import { createDevicePluginManager, type DevicePluginManager, pickPreferred } from './device-manager.js';
 
 const RESOURCE = 'example.com/gpu';

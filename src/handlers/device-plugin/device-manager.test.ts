@@ -8,15 +8,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isBerthError, type PluginEvent } from '../../common/index.js';
-import {
-  createStaleSocket,
-  createTempDir,
-  type DevicePluginStub,
-  FakeClock,
-  startDevicePluginStub,
-  type TempDir,
-  waitFor,
-} from '../../testing/index.js';
+import { type DevicePluginStub, startDevicePluginStub } from '../../testing/harness/index.js';
+import { createStaleSocket, createTempDir, FakeClock, type TempDir, waitFor } from '../../testing/index.js';
 import { createDevicePluginManager, type DevicePluginManager } from './device-manager.js';
 import { createDeviceManagerDelegate } from './device-plugin-handler.js';
 import type { DevicePluginManagerOptions } from './device-plugin-options.js';

@@ -7,14 +7,8 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { test } from 'node:test';
-import {
-  createTempDir,
-  FakeClock,
-  RecordingHandler,
-  recordingServices,
-  startDevicePluginStub,
-  waitFor,
-} from '../../testing/index.js';
+import { recordingServices, startDevicePluginStub } from '../../testing/harness/index.js';
+import { createTempDir, FakeClock, RecordingHandler, waitFor } from '../../testing/index.js';
 import { createDevicePluginBuiltin } from './device-plugin-builtin.js';
 
 test('built from services: devices.db and device-plugins/kubelet.sock under the data dir, events to the sink', async (t) => {

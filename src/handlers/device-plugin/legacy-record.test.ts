@@ -9,13 +9,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import {
-  createTempDir,
-  type DevicePluginStub,
-  FakeClock,
-  startDevicePluginStub,
-  waitFor,
-} from '../../testing/index.js';
+import { type DevicePluginStub, startDevicePluginStub } from '../../testing/harness/index.js';
+import { createTempDir, FakeClock, waitFor } from '../../testing/index.js';
 import { createDevicePluginManager } from './device-manager.js';
 import type { LegacyRecord } from './device-plugin-options.js';
 

@@ -8,14 +8,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isBerthError } from '../../common/index.js';
-import {
-  createTempDir,
-  type DraTestDriver,
-  FakeClock,
-  recordingServices,
-  startDraTestDriver,
-  waitFor,
-} from '../../testing/index.js';
+import { type DraTestDriver, recordingServices, startDraTestDriver } from '../../testing/harness/index.js';
+import { createTempDir, FakeClock, waitFor } from '../../testing/index.js';
 import type { PluginCallContext } from '../types.js';
 import { createDraHandler, type DraHandler } from './dra-handler.js';
 

@@ -1,5 +1,4 @@
-export type { ClaimResult, ClaimsResult, DraDevice } from './dra-claims.js';
-export type { ConnectionState } from './dra-connection.js';
+export type { ClaimResult, ClaimsResult } from './dra-claims.js';
 export {
   createDraHandler,
   DRAPlugin,
@@ -7,12 +6,6 @@ export {
   DraHandler,
   type DraInstanceView,
 } from './dra-handler.js';
-export { DRA_DEFAULTS, type DraHandlerOptions } from './dra-options.js';
-export { chooseDraService, type DraService, draServicesSupported } from './dra-services.js';
-export {
-  type ClaimRef,
-  type DraApi,
-  draApis,
-  type PrepareResponse,
-  type UnprepareResponse,
-} from './dra-wire.js';
+export { DRA_DEFAULTS } from './dra-options.js';
+export { type DraService, draServicesSupported } from './dra-services.js';
+export { type ClaimRef, draApis, type PrepareResponse, type UnprepareResponse } from './dra-wire.js';

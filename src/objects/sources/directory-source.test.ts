@@ -1,14 +1,8 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import {
-  createRecordingLogger,
-  createTempDir,
-  FakeClock,
-  nextWithin,
-  type TempDir,
-  waitFor,
-} from '../../testing/index.js';
+import { createRecordingLogger } from '../../testing/harness/index.js';
+import { createTempDir, FakeClock, nextWithin, type TempDir, waitFor } from '../../testing/index.js';
 import type { KubeObject, ObjectResource } from '../source.js';
 import { createDirectorySource, type DirectorySourceOptions } from './directory-source.js';
 

@@ -7,10 +7,9 @@ import {
   createRecordingLogger,
   type EtcdServer,
   type LogRecord,
-  nextWithin,
   startEtcdServer,
-  waitFor,
-} from '../../testing/index.js';
+} from '../../testing/harness/index.js';
+import { nextWithin, waitFor } from '../../testing/index.js';
 import type { KubeObject, WatchEvent } from '../source.js';
 import { createEtcdSource, type EtcdSource } from './etcd-source.js';
 

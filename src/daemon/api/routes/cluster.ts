@@ -5,6 +5,7 @@ import type { ClusterApi } from '../api-types.js';
 import { type EventStreamOptions, serveEventStream } from '../event-stream.js';
 import { errorBody } from '../http-errors.js';
 import { queryString } from '../query-string.js';
+import type { ClusterNodesResponse, ClusterPluginsResponse } from '../wire-types.js';
 
 export interface ClusterRouteOptions {
   /** The cluster view's changes, with ids (the daemon feeds it from the reader). */
@@ -39,11 +40,12 @@ export function clusterRoutes(
     const plugins = view.plugins({});
     const counts = new Map<string, number>();
     for (const p of plugins) counts.set(p.node, (counts.get(p.node) ?? 0) + 1);
-    return {
+    const answer: ClusterNodesResponse = {
       ...view.status(),
       self: view.writer(),
       nodes: view.nodes().map((n) => ({ ...n, plugins: counts.get(n.node) ?? 0 })),
     };
+    return answer;
   });
 
   app.get('/v1/cluster/plugins', (request, reply) => {
@@ -54,7 +56,8 @@ export function clusterRoutes(
       const value = queryString(request.query, key);
       if (value !== undefined) filter[key] = value;
     }
-    return { ...view.status(), plugins: view.plugins(filter) };
+    const answer: ClusterPluginsResponse = { ...view.status(), plugins: view.plugins(filter) };
+    return answer;
   });
 
   app.get('/v1/cluster/events', (request, reply) => {

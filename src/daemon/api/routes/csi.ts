@@ -1,8 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { BerthError } from '../../../common/index.js';
 import type { CsiDriverCatalog, CsiVolumeService } from '../api-types.js';
-import { isoTime } from '../views.js';
-import type { CsiVolumeListResponse } from '../wire-types.js';
+import { csiDriverView, isoTime } from '../views.js';
+import type {
+  CsiCreatedVolumeView,
+  CsiDriverListResponse,
+  CsiPublicationResult,
+  CsiVolumeDeleteResponse,
+  CsiVolumeListResponse,
+} from '../wire-types.js';
 
 type VolumeParams = { driver: string; volumeId: string };
 type PublicationParams = VolumeParams & { workload: string };
@@ -34,11 +40,9 @@ export function csiRoutes(
   csi: CsiDriverCatalog | undefined,
   volumes: CsiVolumeService | undefined,
 ): void {
-  app.get('/v1/csi/drivers', async () => {
+  app.get('/v1/csi/drivers', async (): Promise<CsiDriverListResponse> => {
     if (csi === undefined) throw new BerthError('BERTH_NOT_FOUND', 'this daemon runs no CSI handler');
-    return {
-      drivers: csi.drivers().map((d) => ({ ...d, registeredAt: isoTime(d.registeredAt) })),
-    };
+    return { drivers: csi.drivers().map(csiDriverView) };
   });
 
   app.get('/v1/csi/volumes', async (): Promise<CsiVolumeListResponse> => {
@@ -55,7 +59,9 @@ export function csiRoutes(
   app.post('/v1/csi/volumes', async (request, reply) => {
     if (volumes === undefined) noVolumes();
     const body = objectBody(request.body);
-    const created = await volumes.create(body as Record<string, unknown> & { driver: string; name: string });
+    const created: CsiCreatedVolumeView = await volumes.create(
+      body as Record<string, unknown> & { driver: string; name: string },
+    );
     return reply.code(200).send(created);
   });
 
@@ -63,7 +69,7 @@ export function csiRoutes(
     if (volumes === undefined) noVolumes();
     const { driver, volumeId } = request.params as VolumeParams;
     const body = objectBody(request.body);
-    const result = await volumes.publish(
+    const result: CsiPublicationResult = await volumes.publish(
       driver,
       volumeId,
       body as Record<string, unknown> & { workload: string },
@@ -71,13 +77,16 @@ export function csiRoutes(
     return reply.code(200).send(result);
   });
 
-  app.delete('/v1/csi/volumes/:driver/:volumeId/publications/:workload', async (request) => {
-    if (volumes === undefined) noVolumes();
-    const { driver, volumeId, workload } = request.params as PublicationParams;
-    return volumes.unpublish(driver, volumeId, workload);
-  });
+  app.delete(
+    '/v1/csi/volumes/:driver/:volumeId/publications/:workload',
+    async (request): Promise<CsiPublicationResult> => {
+      if (volumes === undefined) noVolumes();
+      const { driver, volumeId, workload } = request.params as PublicationParams;
+      return volumes.unpublish(driver, volumeId, workload);
+    },
+  );
 
-  app.delete('/v1/csi/volumes/:driver/:volumeId', async (request) => {
+  app.delete('/v1/csi/volumes/:driver/:volumeId', async (request): Promise<CsiVolumeDeleteResponse> => {
     if (volumes === undefined) noVolumes();
     const { driver, volumeId } = request.params as VolumeParams;
     return volumes.delete(driver, volumeId);

@@ -8,13 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import { Registry } from 'prom-client';
 import { silentLogger, systemClock } from '../../../common/index.js';
 import { createDevicePluginManager, type DevicePluginManager } from '../../../handlers/index.js';
-import {
-  createTempDir,
-  type DevicePluginStub,
-  startDevicePluginStub,
-  type TempDir,
-  waitFor,
-} from '../../../testing/index.js';
+import { type DevicePluginStub, startDevicePluginStub } from '../../../testing/harness/index.js';
+import { createTempDir, type TempDir, waitFor } from '../../../testing/index.js';
 import { EventBus } from '../../event-bus.js';
 import { type ApiApp, createApiApp } from '../api-server.js';
 import type { ApiBackend } from '../api-types.js';

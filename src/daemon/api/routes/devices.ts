@@ -1,25 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import { BerthError } from '../../../common/index.js';
-import type { AllocationView, ResourceView } from '../../../handlers/index.js';
 import type { DeviceInventory } from '../api-types.js';
 import { queryString } from '../query-string.js';
-import { isoTime } from '../views.js';
+import { deviceAllocationView, deviceResourceView } from '../views.js';
+import type {
+  DeviceAllocationListResponse,
+  DeviceAllocationResponse,
+  DeviceListResponse,
+  DeviceResourceResponse,
+} from '../wire-types.js';
 
 const ALLOCATIONS = 'allocations';
-
-function allocationJson(a: AllocationView) {
-  return { ...a, allocatedAt: isoTime(a.allocatedAt) };
-}
-
-function resourceJson(r: ResourceView) {
-  return {
-    ...r,
-    connectedAt: isoTime(r.connectedAt),
-    disconnectedAt: isoTime(r.disconnectedAt),
-    removeAt: isoTime(r.removeAt),
-    allocations: r.allocations.map(allocationJson),
-  };
-}
 
 type Target =
   | { kind: 'resource'; resource: string }
@@ -67,33 +58,41 @@ function noRoute(method: string, rest: string): BerthError {
  * GET and DELETE /v1/devices/{resource}/allocations/{workload}.
  */
 export function deviceRoutes(app: FastifyInstance, devices: DeviceInventory): void {
-  app.get('/v1/devices', async () => ({ resources: devices.list().map(resourceJson) }));
+  app.get(
+    '/v1/devices',
+    async (): Promise<DeviceListResponse> => ({ resources: devices.list().map(deviceResourceView) }),
+  );
 
-  app.get('/v1/devices/*', async (request) => {
-    const rest = (request.params as { '*': string })['*'];
-    const target = parseTarget(rest, request.query);
-    if (target === undefined) throw noRoute('GET', rest);
-    const resource = devices.get(target.resource);
-    const missing = () =>
-      new BerthError(
-        'BERTH_NOT_FOUND',
-        `device resource ${target.resource} is not known; list resources with GET /v1/devices`,
-      );
-    if (target.kind === 'resource') {
-      if (resource === undefined) throw missing();
-      return { resource: resourceJson(resource) };
-    }
-    if (target.kind === 'allocations')
-      return { allocations: (resource?.allocations ?? []).map(allocationJson) };
-    const allocation = resource?.allocations.find((a) => a.workload === target.workload);
-    if (allocation === undefined) {
-      throw new BerthError(
-        'BERTH_ALLOCATION_NOT_FOUND',
-        `workload ${target.workload} holds no allocation of ${target.resource}; list allocations with GET /v1/devices`,
-      );
-    }
-    return { allocation: allocationJson(allocation) };
-  });
+  app.get(
+    '/v1/devices/*',
+    async (
+      request,
+    ): Promise<DeviceResourceResponse | DeviceAllocationListResponse | DeviceAllocationResponse> => {
+      const rest = (request.params as { '*': string })['*'];
+      const target = parseTarget(rest, request.query);
+      if (target === undefined) throw noRoute('GET', rest);
+      const resource = devices.get(target.resource);
+      const missing = () =>
+        new BerthError(
+          'BERTH_NOT_FOUND',
+          `device resource ${target.resource} is not known; list resources with GET /v1/devices`,
+        );
+      if (target.kind === 'resource') {
+        if (resource === undefined) throw missing();
+        return { resource: deviceResourceView(resource) };
+      }
+      if (target.kind === 'allocations')
+        return { allocations: (resource?.allocations ?? []).map(deviceAllocationView) };
+      const allocation = resource?.allocations.find((a) => a.workload === target.workload);
+      if (allocation === undefined) {
+        throw new BerthError(
+          'BERTH_ALLOCATION_NOT_FOUND',
+          `workload ${target.workload} holds no allocation of ${target.resource}; list allocations with GET /v1/devices`,
+        );
+      }
+      return { allocation: deviceAllocationView(allocation) };
+    },
+  );
 
   app.post('/v1/devices/*', async (request, reply) => {
     const rest = (request.params as { '*': string })['*'];
@@ -107,13 +106,14 @@ export function deviceRoutes(app: FastifyInstance, devices: DeviceInventory): vo
       );
     }
     const allocation = await devices.allocate(target.resource, body as never);
-    return reply.code(201).send({ allocation: allocationJson(allocation) });
+    const answer: DeviceAllocationResponse = { allocation: deviceAllocationView(allocation) };
+    return reply.code(201).send(answer);
   });
 
-  app.delete('/v1/devices/*', async (request) => {
+  app.delete('/v1/devices/*', async (request): Promise<DeviceAllocationResponse> => {
     const rest = (request.params as { '*': string })['*'];
     const target = parseTarget(rest, request.query);
     if (target?.kind !== 'allocation') throw noRoute('DELETE', rest);
-    return { allocation: allocationJson(await devices.release(target.resource, target.workload)) };
+    return { allocation: deviceAllocationView(await devices.release(target.resource, target.workload)) };
   });
 }

@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BerthError } from '../../../common/index.js';
 import type { ClaimRef } from '../../../handlers/index.js';
 import type { DraDriverService } from '../api-types.js';
-import { isoTime } from '../views.js';
+import { draDriverView } from '../views.js';
+import type { DraClaimsResponse, DraDriverListResponse } from '../wire-types.js';
 
 function service(dra: DraDriverService | undefined): DraDriverService {
   if (dra === undefined) throw new BerthError('BERTH_NOT_FOUND', 'this daemon runs no DRA handler');
@@ -36,18 +37,13 @@ function replySignal(reply: FastifyReply): AbortSignal {
  * failure of the call itself is a 502.
  */
 export function draRoutes(app: FastifyInstance, dra: DraDriverService | undefined): void {
-  app.get('/v1/dra/drivers', async () => ({
-    drivers: service(dra)
-      .drivers()
-      .map((d) => ({
-        ...d,
-        unusableSince: isoTime(d.unusableSince),
-        instances: d.instances.map((i) => ({ ...i, registeredAt: isoTime(i.registeredAt) })),
-      })),
-  }));
+  app.get(
+    '/v1/dra/drivers',
+    async (): Promise<DraDriverListResponse> => ({ drivers: service(dra).drivers().map(draDriverView) }),
+  );
 
   for (const action of ['prepare', 'unprepare'] as const) {
-    app.post(`/v1/dra/drivers/:name/${action}`, async (request, reply) => {
+    app.post(`/v1/dra/drivers/:name/${action}`, async (request, reply): Promise<DraClaimsResponse> => {
       const { name } = request.params as { name: string };
       const claims = claimsOf(request);
       const handler = service(dra);

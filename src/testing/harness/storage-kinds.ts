@@ -3,8 +3,8 @@
  * with "the same storage after a restart": the same object for memory, a
  * stopped and newly started storage on the same file for SQLite.
  */
-import { createMemoryStorage, createSqliteStorage, type RegistryStorage } from '../storage/index.js';
-import { createTempDir } from './temp-dir.js';
+import { createMemoryStorage, createSqliteStorage, type RegistryStorage } from '../../storage/index.js';
+import { createTempDir } from '../temp-dir.js';
 
 export interface StorageFixture {
   /** The current storage (started). */

@@ -27,8 +27,8 @@ import {
   PreferredAllocationResponseSchema,
   PreStartContainerResponseSchema,
   RegisterRequestSchema,
-} from '../handlers/device-plugin/index.js';
-import { listenUnixGrpc, type UnixGrpcListener } from '../unix-grpc/index.js';
+} from '../../handlers/device-plugin/index.js';
+import { listenUnixGrpc, type UnixGrpcListener } from '../../unix-grpc/index.js';
 
 export interface StubDevice {
   id: string;

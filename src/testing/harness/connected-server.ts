@@ -5,8 +5,8 @@ import {
   type RegistrationConnection,
   type RegistrationServer,
   type RegistrationServerOptions,
-} from '../registration/index.js';
-import { createTempDir, type TempDir } from './temp-dir.js';
+} from '../../registration/index.js';
+import { createTempDir, type TempDir } from '../temp-dir.js';
 
 /**
  * For tests: a started registration server on a socket in its own temp dir,

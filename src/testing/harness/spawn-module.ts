@@ -1,7 +1,7 @@
 import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { waitFor } from './wait-for.js';
+import { waitFor } from '../wait-for.js';
 
 /**
  * Spawns a berth module as a real child process. Works both from compiled

@@ -1,4 +1,5 @@
 import { accessSync, constants, mkdirSync } from 'node:fs';
+import { createTempDir } from '../temp-dir.js';
 import {
   freePorts,
   type LaunchSettings,
@@ -7,7 +8,6 @@ import {
   PortConflictError,
   type RunningEtcd,
 } from './etcd-server.js';
-import { createTempDir } from './temp-dir.js';
 
 /**
  * A real three-member (or n-member) etcd cluster on loopback for tests: each

@@ -7,12 +7,12 @@ import {
   ClusterWriter,
   type ClusterWriterOptions,
   registryPluginSource,
-} from '../cluster/index.js';
-import type { PluginInstanceInfo } from '../common/index.js';
-import type { Registry } from '../registry/index.js';
-import { createRegistry } from '../registry/index.js';
+} from '../../cluster/index.js';
+import type { PluginInstanceInfo } from '../../common/index.js';
+import type { Registry } from '../../registry/index.js';
+import { createRegistry } from '../../registry/index.js';
+import { waitFor } from '../wait-for.js';
 import { spawnModule } from './spawn-module.js';
-import { waitFor } from './wait-for.js';
 
 /** A plugin instance for cluster tests. */
 export function fleetPlugin(
@@ -38,7 +38,7 @@ export interface FleetMember extends AsyncDisposable {
 
 /** The etcd client is loaded only by tests that use it (etcd3 takes 0.5-1 s to load). */
 async function newClient(endpoints: string[]): Promise<Etcd3> {
-  const { createEtcdClient } = await import('../cluster/etcd.js');
+  const { createEtcdClient } = await import('../../cluster/etcd.js');
   return createEtcdClient({ endpoints });
 }
 

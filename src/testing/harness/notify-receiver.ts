@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { waitFor } from './wait-for.js';
+import { waitFor } from '../wait-for.js';
 
 /** The Python berth's tests use for peers Node cannot be (here: a unix datagram socket). */
 const PYTHON = '/usr/bin/python3';

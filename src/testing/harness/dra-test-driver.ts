@@ -11,7 +11,7 @@ import {
   draApis,
   type PrepareResponse,
   type UnprepareResponse,
-} from '../handlers/dra/index.js';
+} from '../../handlers/dra/index.js';
 
 import { type GrpcTestServer, grpcServiceError, startGrpcTestServer } from './grpc-test-server.js';
 

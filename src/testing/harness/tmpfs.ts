@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { createTempDir } from './temp-dir.js';
+import { createTempDir } from '../temp-dir.js';
 
 /**
  * Real small file systems for full-disk tests: a tmpfs of a given size,

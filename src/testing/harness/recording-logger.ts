@@ -1,4 +1,4 @@
-import type { LogFn, Logger } from '../common/index.js';
+import type { LogFn, Logger } from '../../common/index.js';
 
 /** One log call kept by a recording logger. */
 export interface LogRecord {

@@ -2,8 +2,14 @@
  * HandlerServices for tests of a built-in handler: a clock of the test's
  * choice, and the events and facts it produces, recorded.
  */
-import { type BerthMode, type Clock, type PluginEvent, silentLogger, systemClock } from '../common/index.js';
-import type { HandlerServices, InstanceRef } from '../handlers/types.js';
+import {
+  type BerthMode,
+  type Clock,
+  type PluginEvent,
+  silentLogger,
+  systemClock,
+} from '../../common/index.js';
+import type { HandlerServices, InstanceRef } from '../../handlers/types.js';
 
 export interface RecordingServices extends HandlerServices {
   readonly events: PluginEvent[];

@@ -5,7 +5,7 @@
  */
 import { rm } from 'node:fs/promises';
 import { Server, type ServiceDefinition, type UntypedServiceImplementation } from '@grpc/grpc-js';
-import { listenUnixGrpc } from '../unix-grpc/index.js';
+import { listenUnixGrpc } from '../../unix-grpc/index.js';
 
 export interface GrpcTestServer extends AsyncDisposable {
   readonly socketPath: string;

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { test } from 'node:test';
 import { Etcd3 } from 'etcd3';
+import { createTempDir } from '../temp-dir.js';
+import { waitFor } from '../wait-for.js';
 import { startEtcdServer } from './etcd-server.js';
-import { createTempDir } from './temp-dir.js';
-import { waitFor } from './wait-for.js';
 
 async function answers(endpoint: string): Promise<boolean> {
   try {

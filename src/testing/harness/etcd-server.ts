@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
-import { createTempDir, type TempDir } from './temp-dir.js';
+import { createTempDir, type TempDir } from '../temp-dir.js';
 
 /**
  * Starts a real etcd (Debian's etcd-server package, /usr/bin/etcd) as a child

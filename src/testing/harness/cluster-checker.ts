@@ -6,8 +6,8 @@ import {
   replayEvents,
   stripNode,
   stripPlugin,
-} from '../cluster/index.js';
-import { waitFor } from './wait-for.js';
+} from '../../cluster/index.js';
+import { waitFor } from '../wait-for.js';
 
 /** Records every event a reader emits, from now on. */
 export function recordClusterEvents(reader: ClusterReader): { events: ClusterEvent[]; stop: () => void } {

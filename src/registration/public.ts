@@ -1,0 +1,17 @@
+/**
+ * The package entry point berth/registration: what a library user needs. package.json
+ * "exports" maps the subpath to this file, not to index.ts, which also carries
+ * names only berth's own folders use (lint lets other folders in through
+ * index.ts; the package does not export it, so users cannot reach them).
+ * scripts/api-report.mjs keeps the names and their signatures in api/.
+ */
+export {
+  createExamplePlugin,
+  createRegistrationServer,
+  ExamplePlugin,
+  type ExamplePluginOptions,
+  RegistrationServer,
+  type RegistrationServerBehaviour,
+  type RegistrationServerOptions,
+  type RegistrationStatus,
+} from './index.js';
