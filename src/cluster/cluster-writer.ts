@@ -6,8 +6,7 @@ import {
   backoffDelayMs,
   type Clock,
   errorMessage,
-  LifecycleController,
-  type LifecycleState,
+  LifecycleComponent,
   type Logger,
   type PluginInstanceInfo,
   type RegistryEvent,
@@ -39,6 +38,8 @@ export interface ClusterWriterOptions {
   clock?: Clock;
   logger?: Logger;
   onEvent?: (event: ClusterWriterEvent) => void;
+  /** How stop() leaves etcd (settable later through `stopMode`). Default 'revoke'. */
+  stopMode?: StopMode;
 }
 
 /** How stop() leaves etcd: revoke (entries vanish now) or release (entries stay for the TTL, to be adopted). */
@@ -58,7 +59,7 @@ interface KeyState {
  * fencing token). The lease is renewed by its own loop; renewals cost no
  * revision. Nothing local waits for etcd: registry events are only recorded.
  */
-export class ClusterWriter {
+export class ClusterWriter extends LifecycleComponent {
   readonly nodeName: string;
   readonly instance: string;
   readonly #client: Etcd3;
@@ -74,7 +75,6 @@ export class ClusterWriter {
   readonly #clock: Clock;
   readonly #logger: Logger;
   readonly #onEvent: (event: ClusterWriterEvent) => void;
-  readonly #life: LifecycleController;
 
   /** key → encoded value this node should have in etcd. */
   readonly #desired = new Map<string, string>();
@@ -92,10 +92,11 @@ export class ClusterWriter {
   #renewFailing = false;
   #conflict: { holder: string; message: string } | undefined;
   #loops: Promise<void>[] = [];
-  #stopMode: StopMode = 'revoke';
+  #stopMode: StopMode;
   #lastError: string | undefined;
 
   constructor(options: ClusterWriterOptions) {
+    super();
     if (options.nodeName === '') throw new BerthError('BERTH_INVALID_ARGUMENT', 'cluster node name is empty');
     this.nodeName = options.nodeName;
     this.instance = options.instance ?? randomUUID();
@@ -112,14 +113,15 @@ export class ClusterWriter {
     this.#clock = options.clock ?? systemClock;
     this.#logger = (options.logger ?? silentLogger).child({ component: 'cluster-writer' });
     this.#onEvent = options.onEvent ?? (() => {});
-    this.#life = new LifecycleController({
-      onStart: (signal) => this.#start(signal),
-      onStop: () => this.#stop(),
-    });
+    this.#stopMode = options.stopMode ?? 'revoke';
   }
 
-  get state(): LifecycleState {
-    return this.#life.state;
+  protected override onStart(signal: AbortSignal): Promise<void> | void {
+    return this.#start(signal);
+  }
+
+  protected override onStop(): Promise<void> | void {
+    return this.#stop();
   }
 
   get leaseState(): LeaseState {
@@ -153,23 +155,18 @@ export class ClusterWriter {
     return true;
   }
 
-  start(signal?: AbortSignal): Promise<void> {
-    return this.#life.start(signal);
+  /**
+   * How stop() leaves etcd: 'revoke' makes every entry of this node vanish in
+   * one revision; 'release' leaves the entries to expire after the TTL, for a
+   * restart that adopts them. Read when stop() runs, so a caller may choose at
+   * shutdown.
+   */
+  get stopMode(): StopMode {
+    return this.#stopMode;
   }
 
-  /** Stops publishing and revokes the lease: every entry of this node vanishes in one revision. */
-  stop(): Promise<void> {
-    return this.#life.stop();
-  }
-
-  /** Stops publishing and leaves the entries to expire after the TTL, for a restart that adopts them. */
-  release(): Promise<void> {
-    this.#stopMode = 'release';
-    return this.#life.stop();
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.stop();
+  set stopMode(mode: StopMode) {
+    this.#stopMode = mode;
   }
 
   async #start(signal: AbortSignal): Promise<void> {

@@ -3,7 +3,14 @@ import type { Server } from 'node:http';
 import { dirname, join } from 'node:path';
 import { Registry as MetricsRegistry } from 'prom-client';
 import type { ClusterEvent } from '../cluster/index.js';
-import { BerthError, type Clock, errorMessage, type Logger, systemClock } from '../common/index.js';
+import {
+  BerthError,
+  type Clock,
+  errorMessage,
+  LifecycleComponent,
+  type Logger,
+  systemClock,
+} from '../common/index.js';
 import { CSI_DEFAULTS } from '../handlers/csi/index.js';
 import type { ObjectManagers, ObjectSource, Pod as ObjectsPod } from '../objects/index.js';
 import type { PluginManager } from '../plugin-manager/index.js';
@@ -52,13 +59,12 @@ export interface ApiAddress {
 }
 
 /**
- * The daemon's life: new → starting → ready → stopping → stopped. A failed
- * start cleans up what it had opened and ends in `stopped` (start throws).
- */
-export type DaemonState = 'new' | 'starting' | 'ready' | 'stopping' | 'stopped';
-
-/**
- * berth's one composition root. Start order: claim the API socket → object
+ * berth's one composition root, on the lifecycle contract
+ * (common/lifecycle.ts): new → starting → running → stopping → stopped. A
+ * failed start cleans up what it had opened and ends in `stopped` (start
+ * throws); aborting start's signal stops the daemon. `ready` is true while it
+ * runs with its API serving (the state /v1/status calls 'ready').
+ * Start order: claim the API socket → object
  * source (constructed only) → storage → gRPC dispenser → plugin node
  * (registry, plugin manager, bridge) → built-in handlers → the node's start
  * (first scan, restored instances confirmed or dropped) → cluster view (when
@@ -68,15 +74,15 @@ export type DaemonState = 'new' | 'starting' | 'ready' | 'stopping' | 'stopped';
  * never deregisters anything (the plugin manager does not roll back an
  * attempt that its stop cut short).
  */
-export class Daemon implements AsyncDisposable {
+export class Daemon extends LifecycleComponent {
   readonly config: DaemonConfig;
   readonly #logger: Logger;
   readonly #clock: Clock;
   readonly #startedAt: number;
   readonly #version = berthVersion();
   readonly #abort = new AbortController();
-  #state: DaemonState = 'new';
-  #stopping: Promise<void> | undefined;
+  /** Set once start has finished; stays set through stop (`ready` reads the state too). */
+  #started = false;
 
   readonly #metrics: DaemonMetrics;
   readonly #apiLimits: ReturnType<typeof createApiLimitMetrics>;
@@ -107,6 +113,7 @@ export class Daemon implements AsyncDisposable {
   readonly readiness: Readiness;
 
   constructor(config: DaemonConfig, deps: DaemonDeps) {
+    super();
     this.config = config;
     this.#logger = deps.logger;
     this.#clock = deps.clock ?? systemClock;
@@ -135,8 +142,8 @@ export class Daemon implements AsyncDisposable {
         {
           name: 'started',
           problem: () => {
-            if (this.#state === 'ready') return undefined;
-            return this.#state === 'new' || this.#state === 'starting'
+            if (this.ready) return undefined;
+            return this.state === 'new' || this.state === 'starting'
               ? 'restoring state and scanning plugins'
               : 'shutting down';
           },
@@ -158,8 +165,9 @@ export class Daemon implements AsyncDisposable {
     return dataDirLayout(this.config.dataDir).apiAddressPath;
   }
 
-  get state(): DaemonState {
-    return this.#state;
+  /** True from the end of a successful start until stop begins: the API serves, plugins are scanned. */
+  get ready(): boolean {
+    return this.#started && this.state === 'running';
   }
 
   /** Where the API listens; throws before start() has finished. */
@@ -175,10 +183,7 @@ export class Daemon implements AsyncDisposable {
     return this.#registry;
   }
 
-  async start(): Promise<void> {
-    if (this.#state !== 'new')
-      throw new BerthError('BERTH_INVALID_ARGUMENT', `daemon cannot start: it is ${this.#state}`);
-    this.#state = 'starting';
+  protected override async onStart(): Promise<void> {
     try {
       await this.#start();
     } catch (err) {
@@ -188,7 +193,7 @@ export class Daemon implements AsyncDisposable {
       await this.#lock?.release();
       throw err;
     }
-    this.#state = 'ready';
+    this.#started = true;
     this.#logger.info({ pluginsDir: this.config.pluginsDir, api: this.apiAddress }, 'berth is ready');
   }
 
@@ -336,7 +341,7 @@ export class Daemon implements AsyncDisposable {
         version: this.#version,
       });
       this.#cluster.api.onEvent((event) => this.#clusterBus.publish(event));
-      if (this.#state !== 'starting') await this.#cluster.stop(); // a stop began meanwhile and missed it
+      if (this.state !== 'starting') await this.#cluster.stop(); // a stop began meanwhile and missed it
       this.#stillStarting();
     }
 
@@ -392,7 +397,7 @@ export class Daemon implements AsyncDisposable {
 
   /** Throws once a stop has begun, so start does not open anything after it. */
   #stillStarting(): void {
-    if (this.#state !== 'starting') {
+    if (this.state !== 'starting') {
       throw new BerthError('BERTH_SHUT_DOWN', 'the daemon was stopped while it was starting');
     }
   }
@@ -456,7 +461,8 @@ export class Daemon implements AsyncDisposable {
       status: () =>
         buildStatus({
           version: this.#version,
-          state: this.#state,
+          // The wire keeps the daemon's historic name for running-and-serving.
+          state: this.ready ? 'ready' : this.state,
           startedAt: this.#startedAt,
           now: this.#clock.now(),
           config: this.config,
@@ -497,18 +503,12 @@ export class Daemon implements AsyncDisposable {
   }
 
   /**
-   * Stops everything, newest first. Idempotent; concurrent calls share one stop.
-   * Each step is isolated: one failing does not keep the rest (or the state
-   * database) open.
+   * Stops everything, newest first (stop() is memoised: concurrent calls share
+   * one stop). Each step is isolated: one failing does not keep the rest (or
+   * the state database) open.
    */
-  stop(): Promise<void> {
-    this.#stopping ??= this.#stop();
-    return this.#stopping;
-  }
-
-  async #stop(): Promise<void> {
-    const wasReady = this.#state === 'ready';
-    this.#state = 'stopping';
+  protected override async onStop(): Promise<void> {
+    const wasReady = this.#started;
     this.readiness.stop();
     this.#abort.abort(new BerthError('BERTH_SHUT_DOWN', 'the daemon is stopping'));
     // The children in start order (the full API takes over last, so its streams end first);
@@ -538,13 +538,8 @@ export class Daemon implements AsyncDisposable {
         deadline: this.#clock.now() + this.config.shutdownTimeoutMs,
       },
     );
-    this.#state = 'stopped';
     // A failed start is reported by its caller; only a daemon that ran says it stopped.
     if (wasReady) this.#logger.info('berth stopped');
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.stop();
   }
 }
 

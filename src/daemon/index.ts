@@ -33,7 +33,7 @@ export {
 export { formatConfigDuration, parseDuration } from './config/duration.js';
 export { formatHostPort, parseHostPort, type TcpAddress } from './config/listen-address.js';
 export { planReload, type ReloadPlan, type ReloadTarget, reloadConfig } from './config-reload.js';
-export { type ApiAddress, createDaemon, Daemon, type DaemonDeps, type DaemonState } from './daemon.js';
+export { type ApiAddress, createDaemon, Daemon, type DaemonDeps } from './daemon.js';
 /** @internal The API's event fan-out (the lifecycle contract test runs against it). */
 export { EventBus } from './event-bus.js';
 export { LogSink } from './log-sink.js';

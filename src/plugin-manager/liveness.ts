@@ -4,7 +4,7 @@ import {
   BerthError,
   type Clock,
   type ClockTimer,
-  LifecycleController,
+  LifecycleComponent,
   type LifecycleState,
   type Logger,
 } from '../common/index.js';
@@ -100,7 +100,7 @@ interface Watched {
   closed: boolean;
 }
 
-class Prober implements LivenessProber {
+class Prober extends LifecycleComponent implements LivenessProber {
   readonly #o: LivenessProberOptions;
   readonly #pingsPerPeriod: number;
   readonly #watched = new Map<string, Watched>();
@@ -117,47 +117,33 @@ class Prober implements LivenessProber {
   #timer: ClockTimer | undefined;
   /** One timer per period's pings, judging them together (real time, as a ping's deadline is). */
   readonly #sweeps = new Set<NodeJS.Timeout>();
-  readonly #lifecycle: LifecycleController;
   /** A signal per recovery probe, without a listener per probe on the lifecycle's signal. */
   readonly #probes: AbortScope;
 
   constructor(options: LivenessProberOptions) {
+    super();
     this.#o = options;
     this.#pingsPerPeriod = options.pingsPerPeriod ?? DEFAULT_LIVENESS.pingsPerPeriod;
-    this.#lifecycle = new LifecycleController({
-      onStart: () => this.#arm(),
-      onStop: async () => {
-        if (this.#timer) this.#o.clock.clearTimeout(this.#timer);
-        this.#timer = undefined;
-        for (const sweep of this.#sweeps) clearTimeout(sweep);
-        this.#sweeps.clear();
-        for (const socketPath of [...this.#watched.keys()]) this.unwatch(socketPath);
-        this.#waiting = [];
-        this.#waitingHead = 0;
-        await Promise.all([...this.#inFlight]);
-      },
-    });
-    this.#probes = new AbortScope(this.#lifecycle.signal);
+    this.#probes = new AbortScope(this.lifecycleSignal);
   }
 
-  get state(): LifecycleState {
-    return this.#lifecycle.state;
+  protected override onStart(): Promise<void> | void {
+    return this.#arm();
   }
 
-  start(signal?: AbortSignal): Promise<void> {
-    return this.#lifecycle.start(signal);
-  }
-
-  stop(): Promise<void> {
-    return this.#lifecycle.stop();
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.stop();
+  protected override async onStop(): Promise<void> {
+    if (this.#timer) this.#o.clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    for (const sweep of this.#sweeps) clearTimeout(sweep);
+    this.#sweeps.clear();
+    for (const socketPath of [...this.#watched.keys()]) this.unwatch(socketPath);
+    this.#waiting = [];
+    this.#waitingHead = 0;
+    await Promise.all([...this.#inFlight]);
   }
 
   get #stopped(): boolean {
-    return this.#lifecycle.signal.aborted;
+    return this.lifecycleSignal.aborted;
   }
 
   watch(plugin: PluginInfo): void {

@@ -1,8 +1,7 @@
 import {
   BerthError,
   type Lifecycle,
-  LifecycleController,
-  type LifecycleState,
+  LifecycleComponent,
   type PluginEvent,
   type PluginInstanceInfo,
   silentLogger,
@@ -51,16 +50,16 @@ export function createPluginNode(options: PluginNodeOptions): PluginNode {
   return new BerthPluginNode(options);
 }
 
-class BerthPluginNode implements PluginNode {
+class BerthPluginNode extends LifecycleComponent implements PluginNode {
   readonly registry: Registry;
   readonly manager: PluginManager;
   droppedAtStart: readonly PluginInstanceInfo[] = [];
   readonly #bridge: RegistryBridge;
   readonly #options: PluginNodeOptions;
   readonly #settled = new Set<(socketPath: string) => void>();
-  readonly #lifecycle: LifecycleController;
 
   constructor(options: PluginNodeOptions) {
+    super();
     this.#options = options;
     const clock = options.clock ?? systemClock;
     const logger = options.logger ?? silentLogger;
@@ -114,17 +113,15 @@ class BerthPluginNode implements PluginNode {
     for (const [type, factory] of Object.entries(handlers ?? {})) {
       this.manager.addHandler(type, factory(this.#bridge.handlerFor(type)));
     }
-    this.#lifecycle = new LifecycleController({
-      onStart: (signal) => this.#start(signal),
-      onStop: async () => {
-        await this.manager.stop();
-        await this.registry.stop();
-      },
-    });
   }
 
-  get state(): LifecycleState {
-    return this.#lifecycle.state;
+  protected override onStart(signal: AbortSignal): Promise<void> | void {
+    return this.#start(signal);
+  }
+
+  protected override async onStop(): Promise<void> {
+    await this.manager.stop();
+    await this.registry.stop();
   }
 
   addHandler(type: string, handler: PluginHandler): void {
@@ -137,18 +134,6 @@ class BerthPluginNode implements PluginNode {
 
   recordFacts(instance: InstanceRef, facts: Readonly<Record<string, string>>): void {
     this.#bridge.recordFacts(instance, facts);
-  }
-
-  start(signal?: AbortSignal): Promise<void> {
-    return this.#lifecycle.start(signal);
-  }
-
-  stop(): Promise<void> {
-    return this.#lifecycle.stop();
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.stop();
   }
 
   async #start(signal: AbortSignal): Promise<void> {

@@ -7,8 +7,7 @@ import {
   errorCode,
   errorMessage,
   isBerthError,
-  LifecycleController,
-  type LifecycleState,
+  LifecycleComponent,
   nextBackoffMs,
   type PluginEvent,
   type PluginInstanceInfo,
@@ -80,9 +79,8 @@ interface Plan {
 const nameKey = (type: string, name: string) => JSON.stringify([type, name]);
 const instanceKey = (k: InstanceKey) => JSON.stringify([k.type, k.name, k.allocId]);
 
-class DynamicPluginRegistry implements Registry {
+class DynamicPluginRegistry extends LifecycleComponent implements Registry {
   readonly #options: ResolvedRegistryOptions;
-  readonly #lifecycle: LifecycleController;
   /** Durable state: type -> name -> instances, newest first. A name's list is never left empty. */
   readonly #plugins = new Map<string, Map<string, PluginInstanceInfo[]>>();
   readonly #stubs = new Map<string, PluginDispenser>();
@@ -114,30 +112,19 @@ class DynamicPluginRegistry implements Registry {
   #rewriteWanted = false;
 
   constructor(options: ResolvedRegistryOptions) {
+    super();
     this.#options = options;
-    this.#lifecycle = new LifecycleController({
-      onStart: () => this.#onStart(),
-      onStop: () => this.#onStop(),
-    });
     options.storage?.onRecreated?.((error) => this.#storageRecreated(error));
     // A storage that is already open is read at once, so the registry is readable from construction.
     if (options.storage?.state === 'running') this.#restore();
   }
 
-  get state(): LifecycleState {
-    return this.#lifecycle.state;
+  protected override onStart(): Promise<void> | void {
+    return this.#onStart();
   }
 
-  start(signal?: AbortSignal): Promise<void> {
-    return this.#lifecycle.start(signal);
-  }
-
-  stop(): Promise<void> {
-    return this.#lifecycle.stop();
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.stop();
+  protected override onStop(): Promise<void> | void {
+    return this.#onStop();
   }
 
   registerPlugin(info: PluginInstanceInfo): Promise<void> {
@@ -323,7 +310,7 @@ class DynamicPluginRegistry implements Registry {
   #enqueue(build: (settle: Settle) => Op): Promise<void> {
     if (!this.#accepting) return Promise.reject(shutDownError('changing the registry'));
     // The first change starts a registry nobody started (start is idempotent).
-    if (this.#lifecycle.state === 'new') this.start().catch(() => undefined);
+    if (this.state === 'new') this.start().catch(() => undefined);
     const at = this.#options.clock.now();
     return new Promise<void>((resolve, reject) => {
       this.#queue.push(build({ at, resolve, reject }));

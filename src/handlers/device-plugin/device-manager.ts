@@ -15,8 +15,7 @@ import {
   type Clock,
   type ClockTimer,
   type DevicesChangedReason,
-  LifecycleController,
-  type LifecycleState,
+  LifecycleComponent,
   type Logger,
   silentLogger,
   systemClock,
@@ -81,7 +80,7 @@ export interface ConnectOptions {
   registrationSocket?: string;
 }
 
-export class DevicePluginManager implements AsyncDisposable {
+export class DevicePluginManager extends LifecycleComponent implements AsyncDisposable {
   readonly #options: ResolvedDevicePluginManagerOptions;
   readonly #clock: Clock;
   readonly #logger: Logger;
@@ -91,7 +90,6 @@ export class DevicePluginManager implements AsyncDisposable {
   readonly #queues = new SerialQueues();
   /** Clients dialled but not yet installed; stop closes them so a slow plugin cannot hold it up. */
   readonly #connecting = new Set<PluginClient>();
-  readonly #lifecycle: LifecycleController;
   /** A signal per dial, aborted on stop, without a listener per dial on the lifecycle's signal. */
   readonly #dials: AbortScope;
   #store: AllocationStore | undefined;
@@ -100,35 +98,24 @@ export class DevicePluginManager implements AsyncDisposable {
   readonly #recorded = new Map<string, string>();
 
   constructor(options: DevicePluginManagerOptions) {
+    super();
     this.#options = resolveOptions(options);
     this.#clock = this.#options.clock;
     this.#logger = this.#options.logger;
-    this.#lifecycle = new LifecycleController({
-      onStart: () => this.#start(),
-      onStop: () => this.#stop(),
-    });
-    this.#dials = new AbortScope(this.#lifecycle.signal);
+    this.#dials = new AbortScope(this.lifecycleSignal);
   }
 
-  get state(): LifecycleState {
-    return this.#lifecycle.state;
+  protected override onStart(): Promise<void> | void {
+    return this.#start();
+  }
+
+  protected override onStop(): Promise<void> | void {
+    return this.#stop();
   }
 
   /** The legacy registration socket, when one is served. */
   get registrationSocketPath(): string | undefined {
     return this.#legacy?.socketPath;
-  }
-
-  start(signal?: AbortSignal): Promise<void> {
-    return this.#lifecycle.start(signal);
-  }
-
-  stop(): Promise<void> {
-    return this.#lifecycle.stop();
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.stop();
   }
 
   async #start(): Promise<void> {
@@ -163,13 +150,13 @@ export class DevicePluginManager implements AsyncDisposable {
         this.#logger,
       );
       this.#legacy = legacy;
-      await legacy.listen();
+      await legacy.start();
     }
   }
 
   async #stop(): Promise<void> {
     for (const client of this.#connecting) client.close();
-    await this.#legacy?.close();
+    await this.#legacy?.stop();
     for (const resource of this.#resources.values()) {
       resource.client?.close();
       resource.client = undefined;
@@ -181,7 +168,7 @@ export class DevicePluginManager implements AsyncDisposable {
   }
 
   #running(): void {
-    const state = this.#lifecycle.state;
+    const state = this.state;
     if (state !== 'running' && state !== 'starting') {
       throw new BerthError('BERTH_SHUT_DOWN', `the device plugin manager is ${state}`);
     }
