@@ -1,3 +1,5 @@
+import { BerthError } from './errors.js';
+
 /**
  * The one lifecycle contract of every long-lived berth component (the
  * registry, storage, the watch store, the executor, the reconciler, liveness,
@@ -53,7 +55,9 @@ export class LifecycleController implements Lifecycle {
   start(signal?: AbortSignal): Promise<void> {
     if (this.#starting) return this.#starting;
     if (this.#stopping) {
-      this.#starting = Promise.reject(new Error('cannot start a component that was stopped'));
+      this.#starting = Promise.reject(
+        new BerthError('BERTH_SHUT_DOWN', 'cannot start a component that was stopped; create a new one'),
+      );
       return this.#starting;
     }
     this.#state = 'starting';

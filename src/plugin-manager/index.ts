@@ -1,3 +1,5 @@
+/** The reconciler's default, re-exported as the plugin manager's `resyncPeriodMs` default. */
+export { DEFAULT_RESYNC_PERIOD_MS } from '../reconciler/index.js';
 export {
   createLivenessProber,
   DEFAULT_LIVENESS,
@@ -12,14 +14,17 @@ export {
   type PluginManagerMetricsOptions,
   TOTAL_PLUGINS_METRIC,
 } from './metrics.js';
-export { createPluginManager, DEFAULT_RESYNC_PERIOD_MS } from './plugin-manager.js';
+export { createPluginManager } from './plugin-manager.js';
+export { DEFAULT_EVENT_QUEUE_SIZE } from './plugin-manager-options.js';
 export type {
   ActualStateView,
   DeregistrationReason,
   DesiredStateView,
   LivenessOptions,
   PluginManager,
+  PluginManagerEvent,
   PluginManagerOptions,
+  PluginManagerSubscribeOptions,
   RegisteredPlugin,
   SocketState,
   SocketStatus,

@@ -2,7 +2,6 @@ import {
   BerthError,
   type Lifecycle,
   LifecycleComponent,
-  type PluginEvent,
   type PluginInstanceInfo,
   silentLogger,
   systemClock,
@@ -17,9 +16,6 @@ import {
 } from '../registry/index.js';
 import { DEFAULT_RESTORE_SETTLE_TIMEOUT_MS, type PluginNodeOptions } from './plugin-node-options.js';
 import { waitForRestoredSockets } from './restore-settle.js';
-
-/** The plugin manager's own events; registry changes come from the registry itself. */
-const MANAGER_EVENTS = new Set<PluginEvent['type']>(['discovered', 'socket-removed', 'failed']);
 
 /**
  * berth's core as a library, and the daemon's core: the plugin manager
@@ -105,10 +101,10 @@ class BerthPluginNode extends LifecycleComponent implements PluginNode {
       clock,
       logger,
       onEvent: (event) => {
-        if (MANAGER_EVENTS.has(event.type)) onEvent?.(event);
-        if ('socketPath' in event) settled(event.socketPath);
+        // The registry reports the instances themselves; the node passes on the socket events.
+        if (event.type !== 'plugin-registered' && event.type !== 'plugin-deregistered') onEvent?.(event);
+        settled(event.socketPath);
       },
-      onRegistered: (plugin) => settled(plugin.socketPath),
     });
     for (const [type, factory] of Object.entries(handlers ?? {})) {
       this.manager.addHandler(type, factory(this.#bridge.handlerFor(type)));
