@@ -5,6 +5,8 @@
  * loads the whole daemon (gRPC, fastify, SQLite) and cost every `berth
  * plugins` about 0.4 s of start-up.
  */
+
+export { UNIX_SOCKET_PATH_MAX_BYTES } from '../unix-grpc/unix-grpc-options.js';
 export type {
   CsiCreatedVolumeView,
   CsiPublicationResult,

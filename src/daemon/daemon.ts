@@ -15,6 +15,7 @@ import { CSI_DEFAULTS } from '../handlers/csi/index.js';
 import type { ObjectManagers, ObjectSource, Pod as ObjectsPod } from '../objects/index.js';
 import type { PluginManager } from '../plugin-manager/index.js';
 import { createPluginNode, type PluginNode } from '../plugin-node/index.js';
+import { restoreSettleTimeoutMs } from '../plugin-node/plugin-node-options.js';
 import { createGrpcDispenser, type GrpcDispenser, type Registry } from '../registry/index.js';
 import { createSqliteStorage, type SqliteStorage, type StorageCorruptionReport } from '../storage/index.js';
 import { createPodVolumeHook, VOLUMES_DEFAULTS, VolumeManager } from '../volumes/index.js';
@@ -281,7 +282,7 @@ export class Daemon extends LifecycleComponent {
       backoff: config.backoff,
       liveness: config.liveness,
       metricsRegistry: this.#metrics.registry,
-      restoreSettleTimeoutMs: config.timeouts.dialMs + config.timeouts.getInfoMs + config.timeouts.notifyMs,
+      restoreSettleTimeoutMs: restoreSettleTimeoutMs(config.timeouts),
       onEvent: (event) => this.#bus.publish(event),
       // The event bus logs each 'failed' event (event-log.ts): once, not again here.
       logFailures: false,

@@ -1,5 +1,5 @@
 import type { PluginEvent } from '../common/index.js';
-import { DEFAULT_EXECUTOR_TIMEOUTS } from '../executor/index.js';
+import { DEFAULT_EXECUTOR_TIMEOUTS, type ExecutorTimeouts } from '../executor/executor-options.js';
 import type { PluginHandler } from '../handlers/index.js';
 import type { PluginManagerOptions } from '../plugin-manager/index.js';
 import type { PluginDispenser, RegistryOptions } from '../registry/index.js';
@@ -35,8 +35,14 @@ export interface PluginNodeOptions
   restoreSettleTimeoutMs?: number;
 }
 
-export const DEFAULT_RESTORE_SETTLE_TIMEOUT_MS =
-  DEFAULT_EXECUTOR_TIMEOUTS.dialMs + DEFAULT_EXECUTOR_TIMEOUTS.getInfoMs + DEFAULT_EXECUTOR_TIMEOUTS.notifyMs;
+/** How long restored plugins get to settle: one full register attempt under these deadlines. */
+export function restoreSettleTimeoutMs(
+  timeouts: Pick<ExecutorTimeouts, 'dialMs' | 'getInfoMs' | 'notifyMs'>,
+): number {
+  return timeouts.dialMs + timeouts.getInfoMs + timeouts.notifyMs;
+}
+
+export const DEFAULT_RESTORE_SETTLE_TIMEOUT_MS = restoreSettleTimeoutMs(DEFAULT_EXECUTOR_TIMEOUTS);
 
 /** The registry options the node passes through. */
 export type NodeRegistryOptions = Pick<

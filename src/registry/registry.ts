@@ -455,13 +455,11 @@ class DynamicPluginRegistry extends LifecycleComponent implements Registry {
    */
   #writeFailed(err: unknown, ops: Op[]): void {
     const { clock, logger } = this.#options;
-    const error = isBerthError(err)
-      ? err
-      : new BerthError(
-          'BERTH_STORAGE_FAILED',
-          `failed to persist dynamic plugin registry changes: ${errorMessage(err)}`,
-          { cause: err },
-        );
+    const error = BerthError.from(
+      err,
+      'BERTH_STORAGE_FAILED',
+      'failed to persist dynamic plugin registry changes',
+    );
     this.#failures += 1;
     this.#consecutiveFailures += 1;
     this.#failingSince ??= clock.now();
