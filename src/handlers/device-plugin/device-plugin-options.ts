@@ -3,6 +3,7 @@
  * what a plugin or an API caller may send.
  */
 import type { Clock, Logger, PluginEvent } from '../../common/index.js';
+import type { HandlerConfigOptions } from '../types.js';
 
 /** Where the legacy registration socket lives by default (under the data dir), and its file name. */
 export { DEVICE_PLUGIN_LEGACY_SOCKET as LEGACY_SOCKET } from '../types.js';
@@ -97,3 +98,22 @@ export function devicePluginHandlerOptions(
   if (typeof grace === 'number' && Number.isFinite(grace) && grace > 0) out.gracePeriodMs = grace;
   return out;
 }
+
+/** `handlerOptions.DevicePlugin` in the config file. */
+export const DEVICE_PLUGIN_CONFIG_OPTIONS: HandlerConfigOptions = {
+  schema: ({ z, duration, text }) =>
+    z.strictObject({
+      /** Where berth serves the legacy kubelet.sock; `false` serves none. */
+      socketDir: z
+        .union([text, z.literal(false)], { error: () => 'expected a directory path or false' })
+        .optional(),
+      gracePeriod: duration.optional(),
+    }),
+  resolve: (section, fromFile) => {
+    const options: Record<string, unknown> = {};
+    if (section.socketDir === false) options.socketDir = false;
+    else if (typeof section.socketDir === 'string') options.socketDir = fromFile(section.socketDir);
+    if (section.gracePeriod !== undefined) options.gracePeriodMs = section.gracePeriod;
+    return options;
+  },
+};
