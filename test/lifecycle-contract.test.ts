@@ -20,8 +20,10 @@ import {
 } from '../src/common/index.js';
 import { createDaemon, EventBus, resolveDaemonConfig } from '../src/daemon/index.js';
 import { createOperationExecutor } from '../src/executor/index.js';
+import { createCsiHandler } from '../src/handlers/csi/index.js';
 import { createDevicePluginManager } from '../src/handlers/device-plugin/index.js';
-import { createCsiHandler, createDraHandler, createHandlerTable } from '../src/handlers/index.js';
+import { createDraHandler } from '../src/handlers/dra/index.js';
+import { createHandlerTable } from '../src/handlers/index.js';
 import { createEtcdSource } from '../src/objects/etcd.js';
 import {
   createDirectorySource,

@@ -12,11 +12,12 @@ import {
   systemClock,
 } from '../common/index.js';
 import { CSI_DEFAULTS } from '../handlers/csi/index.js';
+import type { BuiltinHandlerSet } from '../handlers/index.js';
 import type { ObjectManagers, ObjectSource, Pod as ObjectsPod } from '../objects/index.js';
 import type { PluginManager } from '../plugin-manager/index.js';
 import { createPluginNode, type PluginNode } from '../plugin-node/index.js';
 import { restoreSettleTimeoutMs } from '../plugin-node/plugin-node-options.js';
-import { createGrpcDispenser, type GrpcDispenser, type Registry } from '../registry/index.js';
+import type { Registry } from '../registry/index.js';
 import { createSqliteStorage, type SqliteStorage, type StorageCorruptionReport } from '../storage/index.js';
 import { createPodVolumeHook, VOLUMES_DEFAULTS, VolumeManager } from '../volumes/index.js';
 import { claimApiSocket, closeServer } from './api/api-listener.js';
@@ -27,13 +28,12 @@ import { recordApiAddresses, removeApiAddresses } from './api-address-file.js';
 import { createApiLimitMetrics, serveApi } from './api-exposure.js';
 import type { DaemonCluster } from './cluster-setup.js';
 import type { DaemonConfig } from './config/config.js';
-import { BUILTIN_HANDLER_TYPES, dataDirLayout } from './config/defaults.js';
+import { dataDirLayout } from './config/defaults.js';
 import { formatHostPort, type TcpAddress } from './config/listen-address.js';
 import { EventBus } from './event-bus.js';
 import { createEventLog } from './event-log.js';
 import { ensurePrivateDirectory, ensurePrivateFile, ensureRuntimeDirectory } from './file-modes.js';
 import { registerHandlerMetrics } from './handler-metrics.js';
-import { buildHandlers, type DaemonHandlers } from './handler-setup.js';
 import { refuseKubeletDirectory } from './kubelet-check.js';
 import { meteredReader, meteredSource } from './metered-objects.js';
 import { createDaemonMetrics, type DaemonMetrics } from './metrics.js';
@@ -95,9 +95,7 @@ export class Daemon extends LifecycleComponent {
   #storage: SqliteStorage | undefined;
   #corruption: StorageCorruptionReport | undefined;
   #registry: Registry | undefined;
-  #grpc: GrpcDispenser | undefined;
   #node: PluginNode | undefined;
-  #handlers: DaemonHandlers | undefined;
   #source: ObjectSource | undefined;
   #objects: ObjectManagers | undefined;
   #volumes: VolumeManager | undefined;
@@ -259,12 +257,8 @@ export class Daemon extends LifecycleComponent {
       await storage.start();
     }
 
-    // One gRPC dispenser serves every handler type; it watches the registry to close clients of
-    // instances that went away.
-    const grpc = createGrpcDispenser({ logger: logger.child({ component: 'dispenser' }) });
-    this.#grpc = grpc;
-    const handlerTypes = [...BUILTIN_HANDLER_TYPES, ...config.handlers.map((h) => h.type)];
-    // The library facade is the daemon's core: plugin manager, registry, bridge, restore settling.
+    // The library facade is the daemon's core: plugin manager, registry, bridge, the built-in and
+    // configured handlers, the gRPC dispenser, restore settling. The daemon passes its config on.
     const node = createPluginNode({
       pluginsDir: config.pluginsDir,
       mode: config.mode,
@@ -272,7 +266,9 @@ export class Daemon extends LifecycleComponent {
         ? {}
         : { deprecatedPluginsDir: config.deprecatedPluginsDir }),
       ...(this.#storage === undefined ? {} : { storage: this.#storage }),
-      dispensers: Object.fromEntries(handlerTypes.map((type) => [type, grpc.dispenser])),
+      builtinHandlers: { dataDir: config.dataDir, options: config.handlerOptions },
+      handlerVersions: Object.fromEntries(config.handlers.map((h) => [h.type, h.versions])),
+      grpcDispenser: true,
       subscriberQueueSize: config.registry.subscriberQueueSize,
       clock,
       logger,
@@ -290,32 +286,20 @@ export class Daemon extends LifecycleComponent {
     this.#node = node;
     const registry = node.registry;
     this.#registry = registry;
-    grpc.attach(registry);
     const pluginManager = node.manager;
-    const handlers = await buildHandlers({
-      config,
-      logger,
-      clock,
-      emit: (event) => this.#bus.publish(event),
-      recordFacts: (instance, facts) => node.recordFacts(instance, facts),
-      delegateFor: (type) => node.registryHandler(type),
-    });
-    this.#handlers = handlers;
-    registerHandlerMetrics(this.#metrics.registry, {
-      devices: handlers.builtin.DevicePlugin.manager,
-      csi: handlers.builtin.CSIPlugin,
-      dra: handlers.builtin.DRAPlugin,
-    });
-    for (const handler of Object.values(handlers.builtin)) await handler.start?.(this.#abort.signal);
-    this.#stillStarting();
-    for (const [type, handler] of handlers.all) node.addHandler(type, handler);
     // The first scan, then restored instances are confirmed by their plugins or dropped.
     await node.start(this.#abort.signal);
     this.#stillStarting();
+    const handlers = node.builtin as BuiltinHandlerSet;
+    registerHandlerMetrics(this.#metrics.registry, {
+      devices: handlers.DevicePlugin.manager,
+      csi: handlers.CSIPlugin,
+      dra: handlers.DRAPlugin,
+    });
 
     // CSI volumes on the drivers the CSI handler registered; publications are restored from
     // their own state file and checked against the mount table.
-    const csi = handlers.builtin.CSIPlugin;
+    const csi = handlers.CSIPlugin;
     const volumes = new VolumeManager({
       statePath: join(config.dataDir, VOLUMES_DEFAULTS.stateFileName),
       mountRoot: csi.options.mountRoot ?? join(config.dataDir, CSI_DEFAULTS.mountRootDirName),
@@ -417,7 +401,7 @@ export class Daemon extends LifecycleComponent {
     pluginManager: PluginManager,
     objects: ObjectManagers,
     references: Pick<typeof import('../objects/index.js'), 'getSecretNames' | 'getConfigMapNames'>,
-    handlers: DaemonHandlers,
+    handlers: BuiltinHandlerSet,
     volumes: VolumeManager,
   ): ApiBackend {
     // The pod side and the CSI side meet here, in the composition root, and nowhere else.
@@ -427,7 +411,7 @@ export class Daemon extends LifecycleComponent {
       plugins: registry,
       sockets,
       events: this.#bus,
-      devices: handlers.builtin.DevicePlugin.manager,
+      devices: handlers.DevicePlugin.manager,
       pods: createPodRegistry({
         manager: {
           registerPod: (pod) => objects.registerPod(pod as ObjectsPod),
@@ -454,9 +438,9 @@ export class Daemon extends LifecycleComponent {
       },
       // Not ready while starting or stopping, the plugins directory cannot be watched, or registry writes fail.
       readiness: () => this.readiness.evaluate(),
-      csi: handlers.builtin.CSIPlugin,
+      csi: handlers.CSIPlugin,
       csiVolumes: volumes,
-      dra: handlers.builtin.DRAPlugin,
+      dra: handlers.DRAPlugin,
       cluster: () => this.#cluster?.api,
       clusterEvents: this.#clusterBus,
       status: () =>
@@ -481,7 +465,7 @@ export class Daemon extends LifecycleComponent {
           storageHealth: registry.storageHealth(),
           readiness: this.readiness.evaluate(),
           recreated: this.#recreated,
-          handlers: [...handlers.all.keys()].map((type) => ({ type, builtin: type in handlers.builtin })),
+          handlers: this.#node?.handlerTypes.map((type) => ({ type, builtin: type in handlers })) ?? [],
           cluster: this.#cluster?.api,
         }),
     };
@@ -489,7 +473,7 @@ export class Daemon extends LifecycleComponent {
 
   /** A SIGHUP reload's new version list for a versioned handler; later registrations are checked against it. */
   setHandlerVersions(type: string, versions: readonly string[]): void {
-    this.#handlers?.versions.set(type, [...versions]);
+    this.#node?.setHandlerVersions(type, versions);
   }
 
   /** What systemd is told (service-status.ts): ready as /readyz says (the one readiness), and the plugins registered. */
@@ -518,14 +502,10 @@ export class Daemon extends LifecycleComponent {
       this.#lock && { name: 'the plugins directory lock', stop: () => this.#lock?.release() },
       this.#source && { name: 'the object source', stop: () => this.#source?.stop() },
       this.#storage && { name: 'the state database', stop: () => this.#storage?.stop() },
-      this.#grpc && { name: 'the plugin dispenser', stop: () => this.#grpc?.stop() },
-      this.#handlers && {
-        name: 'the built-in handlers',
-        stop: async () => {
-          await Promise.all(Object.values(this.#handlers?.builtin ?? {}).map((h) => h.stop?.()));
-        },
+      this.#node && {
+        name: 'the plugin node (plugin manager, registry, handlers, dispenser)',
+        stop: () => this.#node?.stop(),
       },
-      this.#node && { name: 'the plugin node (plugin manager and registry)', stop: () => this.#node?.stop() },
       this.#volumes && { name: 'the CSI volume manager', stop: () => this.#volumes?.stop() },
       this.#cluster && { name: 'the cluster view', stop: () => this.#cluster?.stop() },
       this.#objects && { name: 'the object manager', stop: () => this.#objects?.stop() },

@@ -4,7 +4,7 @@ import type {
   CsiPublicationResult,
   CsiVolumeListResponse,
 } from '../../daemon/contract.js';
-import type { CsiDriverView } from '../../handlers/index.js';
+import type { CsiDriverView } from '../../handlers/csi/index.js';
 import { usageError } from '../cli-error.js';
 import { formatTable, observedName } from '../format-table.js';
 import { type ClientFlags, clientFor, printListing, withClientOptions } from './client-options.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { DraDriverView } from '../../handlers/index.js';
+import type { DraDriverView } from '../../handlers/dra/index.js';
 import { formatTable, observedName } from '../format-table.js';
 import { type ClientFlags, printListing, withClientOptions } from './client-options.js';
 

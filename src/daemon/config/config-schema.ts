@@ -208,8 +208,7 @@ export const configFileSchema = z.strictObject({
   metrics: z
     .strictObject({ anonymous: z.boolean({ error: () => 'expected true or false' }).optional() })
     .optional(),
-  /** Options of the built-in handlers, one section per type (defaults in src/handlers/<type>/*-options.ts). */
-  /** One section per built-in handler type, each described by the type itself (its `*-options.ts`). */
+  /** Options of the built-in handlers: one section per type, each described (and defaulted) by the type's own *-options.ts. */
   handlerOptions: z
     .strictObject(
       Object.fromEntries(

@@ -7,7 +7,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Registry } from 'prom-client';
 import { silentLogger, systemClock } from '../../../common/index.js';
-import { createDevicePluginManager, type DevicePluginManager } from '../../../handlers/index.js';
+import {
+  createDevicePluginManager,
+  type DevicePluginManager,
+} from '../../../handlers/device-plugin/index.js';
 import {
   createTempDir,
   type DevicePluginStub,

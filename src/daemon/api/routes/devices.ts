@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { BerthError } from '../../../common/index.js';
-import type { AllocationView, ResourceView } from '../../../handlers/index.js';
+import type { AllocationView, ResourceView } from '../../../handlers/device-plugin/index.js';
 import type { DeviceInventory } from '../api-types.js';
 import { queryString } from '../query-string.js';
 import { isoTime } from '../views.js';
