@@ -2,6 +2,7 @@
 // load hook in its own thread appends each URL to a file) plus every CommonJS
 // file require() pulls in behind them (require.cache at exit). Node built-ins
 // are not counted. Usage: node scripts/count-loaded-modules.mjs berth/plugin-node [--list]
+// [-- args the imported module sees in process.argv, e.g. ./dist/src/cli/main.js -- --version]
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +10,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const specifier = process.argv[2] ?? 'berth/plugin-node';
-const list = process.argv.includes('--list');
+const dashes = process.argv.indexOf('--');
+const own = dashes === -1 ? process.argv : process.argv.slice(0, dashes);
+const list = own.includes('--list');
+const args = dashes === -1 ? [] : process.argv.slice(dashes + 1);
 const dir = mkdtempSync(join(tmpdir(), 'berth-modules-'));
 const log = join(dir, 'loaded.txt');
 const hooks = join(dir, 'hooks.mjs');
@@ -44,7 +48,7 @@ const run = spawnSync(
     `file://${preload}`,
     '--input-type=module',
     '-e',
-    `await import(${JSON.stringify(specifier)})`,
+    `process.argv.splice(1, Infinity, ${JSON.stringify(specifier)}, ...${JSON.stringify(args)}); await import(${JSON.stringify(specifier)})`,
   ],
   {
     cwd: root,
@@ -61,8 +65,8 @@ const urls = new Set(
     .filter((u) => u !== '' && !u.startsWith(`file://${dir}`)),
 );
 rmSync(dir, { recursive: true, force: true });
-const own = [...urls].filter((u) => !u.includes('/node_modules/'));
+const berth = [...urls].filter((u) => !u.includes('/node_modules/'));
 if (list) for (const u of [...urls].sort()) console.log(u.replace(`file://${root}`, ''));
 console.log(
-  JSON.stringify({ specifier, modules: urls.size, berth: own.length, dependencies: urls.size - own.length }),
+  JSON.stringify({ specifier, args, modules: urls.size, berth: berth.length, dependencies: urls.size - berth.length }),
 );
