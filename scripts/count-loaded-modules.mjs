@@ -68,5 +68,11 @@ rmSync(dir, { recursive: true, force: true });
 const berth = [...urls].filter((u) => !u.includes('/node_modules/'));
 if (list) for (const u of [...urls].sort()) console.log(u.replace(`file://${root}`, ''));
 console.log(
-  JSON.stringify({ specifier, args, modules: urls.size, berth: berth.length, dependencies: urls.size - berth.length }),
+  JSON.stringify({
+    specifier,
+    args,
+    modules: urls.size,
+    berth: berth.length,
+    dependencies: urls.size - berth.length,
+  }),
 );
