@@ -18,7 +18,8 @@ import {
   startDevicePluginStub,
   waitFor,
 } from '../../testing/index.js';
-import { createDevicePluginManager, type DevicePluginManager, pickPreferred } from './device-manager.js';
+import { pickPreferred } from './allocation-request.js';
+import { createDevicePluginManager, type DevicePluginManager } from './device-manager.js';
 
 const RESOURCE = 'example.com/gpu';
 

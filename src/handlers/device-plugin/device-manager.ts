@@ -17,18 +17,16 @@ import {
   type DevicesChangedReason,
   LifecycleComponent,
   type Logger,
-  silentLogger,
-  systemClock,
 } from '../../common/index.js';
 import { probeConnect } from '../../registration/index.js';
 import { SerialQueues } from '../serial-queues.js';
+import { checkAllocationRequest, pickPreferred } from './allocation-request.js';
 import { AllocationStore, type StoredAllocation } from './allocation-store.js';
 import {
-  DEVICE_PLUGIN_DEFAULTS,
   type DevicePluginManagerOptions,
   MAX_DEVICE_ID_LENGTH,
   type ResolvedDevicePluginManagerOptions,
-  WORKLOAD_NAME_RE,
+  resolveDevicePluginManagerOptions,
 } from './device-plugin-options.js';
 import { LegacyRegistrationServer } from './legacy-registration-server.js';
 import { PluginClient } from './plugin-client.js';
@@ -99,7 +97,7 @@ export class DevicePluginManager extends LifecycleComponent implements AsyncDisp
 
   constructor(options: DevicePluginManagerOptions) {
     super();
-    this.#options = resolveOptions(options);
+    this.#options = resolveDevicePluginManagerOptions(options);
     this.#clock = this.#options.clock;
     this.#logger = this.#options.logger;
     this.#dials = new AbortScope(this.lifecycleSignal);
@@ -689,109 +687,6 @@ export class DevicePluginManager extends LifecycleComponent implements AsyncDisp
       ...(this.#options.observe === true ? { observed: true as const } : {}),
     };
   }
-}
-
-interface CheckedRequest {
-  workload: string;
-  count: number;
-  deviceIds?: string[];
-}
-
-function checkAllocationRequest(
-  resource: string,
-  request: AllocationRequest,
-  maxCount: number,
-): CheckedRequest {
-  const bad = (message: string) =>
-    new BerthError('BERTH_INVALID_ARGUMENT', `allocation of ${resource}: ${message}`);
-  if (typeof request !== 'object' || request === null)
-    throw bad('expected a JSON object {workload, count} or {workload, deviceIds}');
-  const { workload, count, deviceIds } = request;
-  if (typeof workload !== 'string' || !WORKLOAD_NAME_RE.test(workload)) {
-    throw bad(
-      'workload must be 1-253 characters of letters, digits, ".", "_", ":" and "-", starting with a letter or digit',
-    );
-  }
-  if ((count === undefined) === (deviceIds === undefined))
-    throw bad('give either count or deviceIds (not both)');
-  if (deviceIds !== undefined) {
-    if (!Array.isArray(deviceIds) || deviceIds.length === 0 || deviceIds.length > maxCount) {
-      throw bad(`deviceIds must list 1 to ${maxCount} device ids`);
-    }
-    for (const id of deviceIds) {
-      if (typeof id !== 'string' || id === '' || id.length > MAX_DEVICE_ID_LENGTH) {
-        throw bad(`device ids are non-empty strings of at most ${MAX_DEVICE_ID_LENGTH} characters`);
-      }
-    }
-    if (new Set(deviceIds).size !== deviceIds.length) throw bad('deviceIds lists a device twice');
-    return { workload, count: deviceIds.length, deviceIds };
-  }
-  if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > maxCount) {
-    throw bad(`count must be a whole number from 1 to ${maxCount}`);
-  }
-  return { workload, count };
-}
-
-/** The plugin's preference, kept only where it names free devices; topped up from the free list. */
-export function pickPreferred(
-  preferred: readonly string[],
-  free: readonly string[],
-  count: number,
-): string[] {
-  const freeSet = new Set(free);
-  const chosen: string[] = [];
-  for (const id of preferred) {
-    if (chosen.length === count) break;
-    if (freeSet.has(id) && !chosen.includes(id)) chosen.push(id);
-  }
-  for (const id of free) {
-    if (chosen.length === count) break;
-    if (!chosen.includes(id)) chosen.push(id);
-  }
-  return chosen;
-}
-
-function resolveOptions(options: DevicePluginManagerOptions): ResolvedDevicePluginManagerOptions {
-  if (typeof options.databasePath !== 'string' || options.databasePath === '') {
-    throw new BerthError('BERTH_INVALID_ARGUMENT', 'device plugin manager: databasePath must be a file path');
-  }
-  const d = DEVICE_PLUGIN_DEFAULTS;
-  const resolved: ResolvedDevicePluginManagerOptions = {
-    databasePath: options.databasePath,
-    clock: options.clock ?? systemClock,
-    logger: options.logger ?? silentLogger,
-    gracePeriodMs: options.gracePeriodMs ?? d.gracePeriodMs,
-    dialTimeoutMs: options.dialTimeoutMs ?? d.dialTimeoutMs,
-    optionsTimeoutMs: options.optionsTimeoutMs ?? d.optionsTimeoutMs,
-    allocateTimeoutMs: options.allocateTimeoutMs ?? d.allocateTimeoutMs,
-    preStartTimeoutMs: options.preStartTimeoutMs ?? d.preStartTimeoutMs,
-    maxDevicesPerResource: options.maxDevicesPerResource ?? d.maxDevicesPerResource,
-    maxMessageBytes: options.maxMessageBytes ?? d.maxMessageBytes,
-    maxAllocationCount: options.maxAllocationCount ?? d.maxAllocationCount,
-    ...(options.observe === true ? { observe: true } : {}),
-  };
-  for (const key of [
-    'gracePeriodMs',
-    'dialTimeoutMs',
-    'optionsTimeoutMs',
-    'allocateTimeoutMs',
-    'preStartTimeoutMs',
-    'maxDevicesPerResource',
-    'maxMessageBytes',
-    'maxAllocationCount',
-  ] as const) {
-    const value = resolved[key];
-    if (!Number.isFinite(value) || value <= 0) {
-      throw new BerthError(
-        'BERTH_INVALID_ARGUMENT',
-        `device plugin manager: ${key} must be a positive number, got ${String(value)}`,
-      );
-    }
-  }
-  if (options.socketDir !== undefined) resolved.socketDir = options.socketDir;
-  if (options.onEvent !== undefined) resolved.onEvent = options.onEvent;
-  if (options.legacyRecord !== undefined) resolved.legacyRecord = options.legacyRecord;
-  return resolved;
 }
 
 export function createDevicePluginManager(options: DevicePluginManagerOptions): DevicePluginManager {

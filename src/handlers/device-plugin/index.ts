@@ -1,10 +1,6 @@
+export { pickPreferred } from './allocation-request.js';
 export { AllocationStore, type StoredAllocation } from './allocation-store.js';
-export {
-  type ConnectOptions,
-  createDevicePluginManager,
-  DevicePluginManager,
-  pickPreferred,
-} from './device-manager.js';
+export { type ConnectOptions, createDevicePluginManager, DevicePluginManager } from './device-manager.js';
 export { createDevicePluginBuiltin, type DevicePluginBuiltinHandler } from './device-plugin-builtin.js';
 export { createDeviceManagerDelegate } from './device-plugin-handler.js';
 export {
