@@ -21,7 +21,8 @@ import {
 import { probeConnect } from '../../registration/index.js';
 import { SerialQueues } from '../serial-queues.js';
 import { checkAllocationRequest, pickPreferred } from './allocation-request.js';
-import { AllocationStore, type StoredAllocation } from './allocation-store.js';
+import type { StoredAllocation } from './allocation-store.js';
+import { DeviceAllocations } from './device-allocations.js';
 import {
   type DevicePluginManagerOptions,
   MAX_DEVICE_ID_LENGTH,
@@ -83,14 +84,13 @@ export class DevicePluginManager extends LifecycleComponent implements AsyncDisp
   readonly #clock: Clock;
   readonly #logger: Logger;
   readonly #resources = new Map<string, Resource>();
-  /** resource -> workload -> allocation. */
-  readonly #allocations = new Map<string, Map<string, StoredAllocation>>();
+  /** Who holds which devices, durably (device-allocations.ts). */
+  readonly #allocations = new DeviceAllocations();
   readonly #queues = new SerialQueues();
   /** Clients dialled but not yet installed; stop closes them so a slow plugin cannot hold it up. */
   readonly #connecting = new Set<PluginClient>();
   /** A signal per dial, aborted on stop, without a listener per dial on the lifecycle's signal. */
   readonly #dials: AbortScope;
-  #store: AllocationStore | undefined;
   #legacy: LegacyRegistrationServer | undefined;
   /** resource -> the endpoint recorded in legacyRecord for its kubelet.sock registration. */
   readonly #recorded = new Map<string, string>();
@@ -117,9 +117,7 @@ export class DevicePluginManager extends LifecycleComponent implements AsyncDisp
   }
 
   async #start(): Promise<void> {
-    const store = new AllocationStore(this.#options.databasePath);
-    this.#store = store;
-    const { allocations, problems } = store.load();
+    const { allocations, problems } = this.#allocations.open(this.#options.databasePath);
     for (const problem of problems) {
       this.#logger.error({ path: this.#options.databasePath }, problem);
       this.#options.onEvent?.({
@@ -130,7 +128,6 @@ export class DevicePluginManager extends LifecycleComponent implements AsyncDisp
       });
     }
     for (const allocation of allocations) {
-      this.#allocationsOf(allocation.resource).set(allocation.workload, allocation);
       // The kubelet's checkpoint restore: a known resource comes back stopped, empty, and is
       // removed after the grace period unless its plugin registers again.
       if (!this.#resources.has(allocation.resource)) {
@@ -162,7 +159,7 @@ export class DevicePluginManager extends LifecycleComponent implements AsyncDisp
     }
     // Let calls already queued finish (they see the stopped state) before the store closes.
     await Promise.all([...this.#resources.keys()].map((name) => this.#queues.run(name, () => undefined)));
-    this.#store?.close();
+    this.#allocations.close();
   }
 
   #running(): void {
@@ -449,15 +446,6 @@ export class DevicePluginManager extends LifecycleComponent implements AsyncDisp
     };
   }
 
-  #allocationsOf(resource: string): Map<string, StoredAllocation> {
-    let map = this.#allocations.get(resource);
-    if (map === undefined) {
-      map = new Map();
-      this.#allocations.set(resource, map);
-    }
-    return map;
-  }
-
   /**
    * Picks healthy free devices (the plugin's preference first when it offers one), calls Allocate
    * and, when the plugin asks for it, PreStartContainer; then records the allocation durably.
@@ -475,7 +463,7 @@ export class DevicePluginManager extends LifecycleComponent implements AsyncDisp
           `cannot allocate unregistered device ${resourceName}`,
         );
       }
-      const held = this.#allocationsOf(resourceName);
+      const held = this.#allocations.of(resourceName);
       const existing = held.get(checked.workload);
       if (existing !== undefined) {
         throw new BerthError(
@@ -548,8 +536,7 @@ export class DevicePluginManager extends LifecycleComponent implements AsyncDisp
         result,
         allocatedAt: this.#clock.now(),
       };
-      this.#store?.add(allocation);
-      held.set(checked.workload, allocation);
+      this.#allocations.add(allocation);
       this.#logger.info(
         { resource: resourceName, workload: checked.workload, devices: chosen },
         'devices allocated',
@@ -567,17 +554,13 @@ export class DevicePluginManager extends LifecycleComponent implements AsyncDisp
     }
     return this.#queues.run(resourceName, () => {
       this.#running();
-      const held = this.#allocations.get(resourceName);
-      const allocation = held?.get(workload);
-      if (held === undefined || allocation === undefined) {
+      const allocation = this.#allocations.remove(resourceName, workload);
+      if (allocation === undefined) {
         throw new BerthError(
           'BERTH_ALLOCATION_NOT_FOUND',
           `workload ${workload} holds no allocation of ${resourceName}; list allocations with GET /v1/devices`,
         );
       }
-      this.#store?.remove(resourceName, workload);
-      held.delete(workload);
-      if (held.size === 0) this.#allocations.delete(resourceName);
       this.#logger.info({ resource: resourceName, workload }, 'devices released');
       return this.#allocationView(allocation);
     });
@@ -614,7 +597,7 @@ export class DevicePluginManager extends LifecycleComponent implements AsyncDisp
 
   /** Every resource (and every resource that only has allocations left), by name. */
   list(): ResourceView[] {
-    const names = new Set([...this.#resources.keys(), ...this.#allocations.keys()]);
+    const names = new Set([...this.#resources.keys(), ...this.#allocations.resources()]);
     return [...names].sort().map((name) => this.#view(name));
   }
 
@@ -625,7 +608,7 @@ export class DevicePluginManager extends LifecycleComponent implements AsyncDisp
 
   #view(name: string): ResourceView {
     const resource = this.#resources.get(name);
-    const allocations = [...(this.#allocations.get(name)?.values() ?? [])]
+    const allocations = [...this.#allocations.of(name).values()]
       .sort((a, b) => a.workload.localeCompare(b.workload))
       .map((a) => this.#allocationView(a));
     const holder = new Map<string, string>();
