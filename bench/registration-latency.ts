@@ -7,10 +7,10 @@
  *
  * Measured: the plugin manager (src/plugin-manager, daemon defaults except a
  * 1 h resync, so only the wake-up path counts) with the time from the plugin's
- * start() resolving (its socket is bound and listening) until onRegistered
+ * start() resolving (its socket is bound and listening) until its 'plugin-registered' event
  * fires (handler accepted, plugin notified). Also: re-registration on the same
  * path (the plugin restarts: old socket removed, new one bound) and
- * deregistration (socket file unlinked until onDeregistered, with the actual
+ * deregistration (socket file unlinked until its 'plugin-deregistered' event, with the actual
  * state then checked empty).
  *
  * Baseline and measured runs alternate within every iteration, so machine
@@ -61,7 +61,7 @@ interface Samples {
   early: number;
 }
 
-/** onRegistered / onDeregistered stamps keyed by socket path; armed before the action they time. */
+/** 'plugin-registered' / 'plugin-deregistered' stamps keyed by socket path; armed before the action they time. */
 class Stamps {
   readonly #registered = new Map<string, Stamp>();
   readonly #deregistered = new Map<string, Stamp>();
@@ -134,7 +134,7 @@ async function stopPlugin(env: Env, plugin: ExamplePlugin): Promise<void> {
 }
 
 /**
- * Starts a plugin; returns ms from start() resolving to onRegistered (negative
+ * Starts a plugin; returns ms from start() resolving to its 'plugin-registered' event (negative
  * if it came first) and ms from the start() call (an upper bound: it includes
  * the plugin's own mkdir, leftover check and bind).
  */
@@ -147,7 +147,7 @@ async function timeRegistration(env: Env, plugin: ExamplePlugin): Promise<[numbe
   return [at - listening, at - called];
 }
 
-/** Unlinks the socket file and returns ms until onDeregistered; checks the actual state is empty after. */
+/** Unlinks the socket file and returns ms until its 'plugin-deregistered' event; checks the actual state is empty after. */
 async function timeDeregistration(env: Env, socketPath: string): Promise<number> {
   const deregistered = env.stamps.armDeregistered(socketPath);
   const t0 = nowMs();
@@ -196,8 +196,10 @@ export async function registrationLatencyBenchmark(): Promise<BenchSection> {
   const manager = createPluginManager({
     pluginsDir,
     resyncPeriodMs: 3_600_000,
-    onRegistered: stamps.onRegistered,
-    onDeregistered: stamps.onDeregistered,
+    onEvent: (event) => {
+      if (event.type === 'plugin-registered') stamps.onRegistered(event.plugin);
+      else if (event.type === 'plugin-deregistered') stamps.onDeregistered(event.plugin);
+    },
   });
   const env: Env = { manager, stamps, pluginsDir, plugins: new Set() };
   // Outside the plugins directory: the manager never sees it.
@@ -238,8 +240,8 @@ export async function registrationLatencyBenchmark(): Promise<BenchSection> {
         'Each iteration runs, in order: a bare handshake (fresh dial + GetInfo + NotifyRegistrationStatus) ' +
         'against an already-listening example plugin outside the plugins directory; a new example plugin in ' +
         "the plugins directory, timed from its start() resolving (socket bound and listening) to the manager's " +
-        'onRegistered; the same plugin restarted on the same path (stop removes the socket, a new server binds ' +
-        'it), timed the same way; the socket file unlinked, timed to onDeregistered (actual state then checked ' +
+        'its plugin-registered event; the same plugin restarted on the same path (stop removes the socket, a new server binds ' +
+        'it), timed the same way; the socket file unlinked, timed to its plugin-deregistered event (actual state then checked ' +
         "empty); then the same with the kubelet's example handler (which calls GetExampleInfo v1beta1 and " +
         'v1beta2 on fresh connections before accepting) against a baseline that makes the same two extra calls. ' +
         'Plugin server, manager and baseline client share one Node process and event loop.',

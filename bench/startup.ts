@@ -66,10 +66,10 @@ async function managerStart(pluginsDir: string): Promise<StartTimes> {
     resyncPeriodMs: 3_600_000,
     onEvent: (event) => {
       if (event.type === 'discovered') lastDiscovered = nowMs() - t0;
-    },
-    onRegistered: (plugin) => {
-      registered.add(plugin.socketPath);
-      if (registered.size === PLUGINS) all.mark();
+      if (event.type === 'plugin-registered') {
+        registered.add(event.socketPath);
+        if (registered.size === PLUGINS) all.mark();
+      }
     },
   });
   try {

@@ -1,8 +1,9 @@
 /**
  * The lifecycle contract (src/common/lifecycle.ts), run against every
  * long-lived component: start, a double stop (one memoised promise), dispose
- * after stop, and stop before start. A new long-lived component adds one
- * entry to COMPONENTS.
+ * after stop, stop before start, and a stop by aborting start's signal alone.
+ * A new long-lived component adds one entry to COMPONENTS. A planted
+ * component that ignores its signal proves the abort case can fail.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
@@ -17,10 +18,12 @@ import {
   silentLogger,
   systemClock,
 } from '../src/common/index.js';
-import { EventBus } from '../src/daemon/index.js';
+import { createDaemon, EventBus, resolveDaemonConfig } from '../src/daemon/index.js';
 import { createOperationExecutor } from '../src/executor/index.js';
+import { createCsiHandler } from '../src/handlers/csi/index.js';
 import { createDevicePluginManager } from '../src/handlers/device-plugin/index.js';
-import { createCsiHandler, createDraHandler, createHandlerTable } from '../src/handlers/index.js';
+import { createDraHandler } from '../src/handlers/dra/index.js';
+import { createHandlerTable } from '../src/handlers/index.js';
 import { createEtcdSource } from '../src/objects/etcd.js';
 import {
   createDirectorySource,
@@ -38,7 +41,7 @@ import { dialRegistration } from '../src/registration/index.js';
 import { createGrpcDispenser, createRegistry } from '../src/registry/index.js';
 import { createMemoryStorage, createSqliteStorage } from '../src/storage/index.js';
 import { type EtcdServer, recordingServices, startEtcdServer } from '../src/testing/harness/index.js';
-import { createTempDir, FakeClock } from '../src/testing/index.js';
+import { createTempDir, FakeClock, waitFor } from '../src/testing/index.js';
 import { VolumeManager } from '../src/volumes/index.js';
 import { createPluginWatcher } from '../src/watcher/index.js';
 
@@ -101,6 +104,16 @@ const COMPONENTS: Record<string, () => Made | Promise<Made>> = {
   }),
   'plugin manager': inPluginsDir((pluginsDir) => createPluginManager({ pluginsDir })),
   'plugin node (the library facade)': inPluginsDir((pluginsDir) => createPluginNode({ pluginsDir })),
+  // The composition root: the whole daemon over its own data directory.
+  daemon: () => {
+    const dir = createTempDir();
+    const config = resolveDaemonConfig(
+      {},
+      { dataDir: dir.path, pluginsDir: dir.join('plugins') },
+      { env: {} },
+    );
+    return { subject: createDaemon(config, { logger: silentLogger }), cleanup: () => dir.remove() };
+  },
   // The registry and its storage.
   // The daemon's own.
   'event bus': () => ({ subject: new EventBus({ clock: new FakeClock() }) }),
@@ -277,17 +290,55 @@ for (const [name, make] of Object.entries(COMPONENTS)) {
       assertState(subject, 'stopped');
     });
 
-    it('aborting the start signal stops it', async (t) => {
+    it('aborting the start signal alone stops it', async (t) => {
       const { subject, cleanup } = await make();
       t.after(async () => {
         await subject.stop();
         await cleanup?.();
       });
-      const controller = new AbortController();
-      await subject.start(controller.signal);
-      controller.abort();
-      await subject.stop();
-      assertState(subject, 'stopped');
+      await assertAbortStops(subject);
     });
   });
 }
+
+/** Starts `subject` with a signal, aborts the signal (and nothing else), and waits for 'stopped'. */
+async function assertAbortStops(subject: Lifecycle, timeoutMs = 30_000): Promise<void> {
+  const controller = new AbortController();
+  await subject.start(controller.signal);
+  assertState(subject, 'running');
+  controller.abort();
+  await waitFor(
+    `${subject.constructor.name} to stop after its start signal aborted`,
+    () => subject.state === 'stopped',
+    {
+      timeoutMs,
+    },
+  );
+}
+
+describe('lifecycle contract: the abort case can fail', () => {
+  /** A component that keeps the contract except that it ignores start's signal. */
+  class IgnoresSignal implements Lifecycle {
+    readonly #controller = new LifecycleController();
+    get state(): LifecycleState {
+      return this.#controller.state;
+    }
+    start(_signal?: AbortSignal): Promise<void> {
+      return this.#controller.start();
+    }
+    stop(): Promise<void> {
+      return this.#controller.stop();
+    }
+    [Symbol.asyncDispose](): Promise<void> {
+      return this.stop();
+    }
+  }
+
+  it('fails for a component that ignores the signal, and passes once the signal is honoured', async () => {
+    const planted = new IgnoresSignal();
+    await assert.rejects(assertAbortStops(planted, 200), /to stop after its start signal aborted/);
+    assertState(planted, 'running');
+    await planted.stop();
+    await assertAbortStops(new LifecycleController());
+  });
+});

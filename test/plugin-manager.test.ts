@@ -65,9 +65,11 @@ async function startManager(
   const manager = createPluginManager({
     pluginsDir,
     liveness: false,
-    onEvent: (e) => events.push(e),
-    onRegistered: (p) => registered.push(p),
-    onDeregistered: (plugin, reason) => deregistered.push({ plugin, reason }),
+    onEvent: (e) => {
+      if (e.type === 'plugin-registered') registered.push(e.plugin);
+      else if (e.type === 'plugin-deregistered') deregistered.push({ plugin: e.plugin, reason: e.reason });
+      else events.push(e);
+    },
     ...options,
   });
   t.after(async () => {

@@ -8,7 +8,11 @@ import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import type { PluginEvent } from '../src/common/index.js';
 import type { PluginHandler } from '../src/handlers/index.js';
-import { createPluginManager, type PluginManagerOptions } from '../src/plugin-manager/index.js';
+import {
+  createPluginManager,
+  type PluginManagerEvent,
+  type PluginManagerOptions,
+} from '../src/plugin-manager/index.js';
 import { createPluginNode } from '../src/plugin-node/index.js';
 import { createSqliteStorage } from '../src/storage/index.js';
 import { type PluginFarm, startPluginFarm } from '../src/testing/harness/index.js';
@@ -32,7 +36,7 @@ async function farmAndDir(t: TestContext): Promise<{ farm: PluginFarm; dir: Temp
 }
 
 function manager(t: TestContext, pluginsDir: string, options: Partial<PluginManagerOptions> = {}) {
-  const events: PluginEvent[] = [];
+  const events: PluginManagerEvent[] = [];
   const pm = createPluginManager({ pluginsDir, liveness: false, onEvent: (e) => events.push(e), ...options });
   pm.addHandler(TYPE, accept);
   t.after(() => pm.stop());

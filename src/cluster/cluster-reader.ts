@@ -4,8 +4,7 @@ import {
   backoffDelayMs,
   type Clock,
   errorMessage,
-  LifecycleController,
-  type LifecycleState,
+  LifecycleComponent,
   type Logger,
   silentLogger,
   sleep,
@@ -58,7 +57,7 @@ export interface ClusterViewStatus {
  * open and silent: after `staleAfterMs` the view is marked stale (and an event
  * says so) but keeps its data.
  */
-export class ClusterReader {
+export class ClusterReader extends LifecycleComponent {
   readonly #client: Etcd3;
   readonly #ownsClient: boolean;
   readonly #keys: ClusterKeys;
@@ -70,7 +69,6 @@ export class ClusterReader {
   readonly #backoff: BackoffSetting;
   readonly #clock: Clock;
   readonly #logger: Logger;
-  readonly #life: LifecycleController;
   readonly #state: ClusterState;
   readonly #listeners = new Set<(event: ClusterEvent) => void>();
 
@@ -89,6 +87,7 @@ export class ClusterReader {
   #syncedWaiters: Array<() => void> = [];
 
   constructor(options: ClusterReaderOptions) {
+    super();
     this.#client = options.client;
     this.#ownsClient = options.ownsClient ?? false;
     this.#keys = clusterKeys(options.prefix ?? CLUSTER_DEFAULTS.prefix);
@@ -101,14 +100,14 @@ export class ClusterReader {
     this.#clock = options.clock ?? systemClock;
     this.#logger = (options.logger ?? silentLogger).child({ component: 'cluster-reader' });
     this.#state = new ClusterState(this.#keys);
-    this.#life = new LifecycleController({
-      onStart: (signal) => this.#start(signal),
-      onStop: () => this.#stop(),
-    });
   }
 
-  get state(): LifecycleState {
-    return this.#life.state;
+  protected override onStart(signal: AbortSignal): Promise<void> | void {
+    return this.#start(signal);
+  }
+
+  protected override onStop(): Promise<void> | void {
+    return this.#stop();
   }
 
   get status(): ClusterViewStatus {
@@ -152,18 +151,6 @@ export class ClusterReader {
   synced(): Promise<void> {
     if (this.#synced) return Promise.resolve();
     return new Promise((resolve) => this.#syncedWaiters.push(resolve));
-  }
-
-  start(signal?: AbortSignal): Promise<void> {
-    return this.#life.start(signal);
-  }
-
-  stop(): Promise<void> {
-    return this.#life.stop();
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.stop();
   }
 
   async #start(signal: AbortSignal): Promise<void> {

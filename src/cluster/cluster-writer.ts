@@ -6,8 +6,7 @@ import {
   backoffDelayMs,
   type Clock,
   errorMessage,
-  LifecycleController,
-  type LifecycleState,
+  LifecycleComponent,
   type Logger,
   type PluginInstanceInfo,
   type RegistryEvent,
@@ -17,6 +16,7 @@ import {
 } from '../common/index.js';
 import type { ClusterWriterEvent, LeaseState } from './cluster-events.js';
 import { type ClusterKeys, clusterKeys, prefixEnd } from './cluster-keys.js';
+import { ClusterLease } from './cluster-lease.js';
 import { CLUSTER_DEFAULTS } from './cluster-options.js';
 import { decodeRecord, encodeRecord, type NodeRecord, pluginRecord } from './cluster-values.js';
 import type { PluginSource } from './plugin-source.js';
@@ -39,6 +39,8 @@ export interface ClusterWriterOptions {
   clock?: Clock;
   logger?: Logger;
   onEvent?: (event: ClusterWriterEvent) => void;
+  /** How stop() leaves etcd (settable later through `stopMode`). Default 'revoke'. */
+  stopMode?: StopMode;
 }
 
 /** How stop() leaves etcd: revoke (entries vanish now) or release (entries stay for the TTL, to be adopted). */
@@ -58,7 +60,7 @@ interface KeyState {
  * fencing token). The lease is renewed by its own loop; renewals cost no
  * revision. Nothing local waits for etcd: registry events are only recorded.
  */
-export class ClusterWriter {
+export class ClusterWriter extends LifecycleComponent {
   readonly nodeName: string;
   readonly instance: string;
   readonly #client: Etcd3;
@@ -74,7 +76,6 @@ export class ClusterWriter {
   readonly #clock: Clock;
   readonly #logger: Logger;
   readonly #onEvent: (event: ClusterWriterEvent) => void;
-  readonly #life: LifecycleController;
 
   /** key → encoded value this node should have in etcd. */
   readonly #desired = new Map<string, string>();
@@ -82,20 +83,19 @@ export class ClusterWriter {
   readonly #changedAt = new Map<string, number>();
   /** key → encoded value etcd has under our current lease, as far as we know. */
   #published = new Map<string, string>();
-  #lease: string | undefined;
+  /** The lease and its renewal (cluster-lease.ts); this file is the publishing. */
+  readonly #leases: ClusterLease;
   #nodeRevision: string | undefined;
-  #leaseState: LeaseState = 'none';
   #needsFullSync = true;
   #wake: (() => void) | undefined;
   #dirty = true;
-  #lastRenewal = 0;
-  #renewFailing = false;
   #conflict: { holder: string; message: string } | undefined;
   #loops: Promise<void>[] = [];
-  #stopMode: StopMode = 'revoke';
+  #stopMode: StopMode;
   #lastError: string | undefined;
 
   constructor(options: ClusterWriterOptions) {
+    super();
     if (options.nodeName === '') throw new BerthError('BERTH_INVALID_ARGUMENT', 'cluster node name is empty');
     this.nodeName = options.nodeName;
     this.instance = options.instance ?? randomUUID();
@@ -112,23 +112,42 @@ export class ClusterWriter {
     this.#clock = options.clock ?? systemClock;
     this.#logger = (options.logger ?? silentLogger).child({ component: 'cluster-writer' });
     this.#onEvent = options.onEvent ?? (() => {});
-    this.#life = new LifecycleController({
-      onStart: (signal) => this.#start(signal),
-      onStop: () => this.#stop(),
+    this.#stopMode = options.stopMode ?? 'revoke';
+    this.#leases = new ClusterLease({
+      client: this.#client,
+      ttlSeconds: this.#ttl,
+      callTimeoutMs: this.#callTimeoutMs,
+      clock: this.#clock,
+      logger: this.#logger,
+      onEvent: (event) => this.#onEvent(event),
+      onLost: () => {
+        this.#nodeRevision = undefined;
+        this.#needsFullSync = true;
+        this.#kick();
+      },
+      onRecovered: () => {
+        this.#needsFullSync = true;
+        this.#kick();
+      },
+      syncPending: () => this.#needsFullSync,
     });
   }
 
-  get state(): LifecycleState {
-    return this.#life.state;
+  protected override onStart(signal: AbortSignal): Promise<void> | void {
+    return this.#start(signal);
+  }
+
+  protected override onStop(): Promise<void> | void {
+    return this.#stop();
   }
 
   get leaseState(): LeaseState {
-    return this.#leaseState;
+    return this.#leases.state;
   }
 
   /** The current lease (decimal), if one is held. */
   get lease(): string | undefined {
-    return this.#lease;
+    return this.#leases.current;
   }
 
   /** The node key's mod revision this writer guards its writes with. */
@@ -147,59 +166,41 @@ export class ClusterWriter {
 
   /** True when everything desired is published under a held lease. */
   get inSync(): boolean {
-    if (this.#leaseState !== 'held' || this.#needsFullSync || this.#dirty) return false;
+    if (this.#leases.state !== 'held' || this.#needsFullSync || this.#dirty) return false;
     if (this.#published.size !== this.#desired.size) return false;
     for (const [key, value] of this.#desired) if (this.#published.get(key) !== value) return false;
     return true;
   }
 
-  start(signal?: AbortSignal): Promise<void> {
-    return this.#life.start(signal);
+  /**
+   * How stop() leaves etcd: 'revoke' makes every entry of this node vanish in
+   * one revision; 'release' leaves the entries to expire after the TTL, for a
+   * restart that adopts them. Read when stop() runs, so a caller may choose at
+   * shutdown.
+   */
+  get stopMode(): StopMode {
+    return this.#stopMode;
   }
 
-  /** Stops publishing and revokes the lease: every entry of this node vanishes in one revision. */
-  stop(): Promise<void> {
-    return this.#life.stop();
-  }
-
-  /** Stops publishing and leaves the entries to expire after the TTL, for a restart that adopts them. */
-  release(): Promise<void> {
-    this.#stopMode = 'release';
-    return this.#life.stop();
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.stop();
+  set stopMode(mode: StopMode) {
+    this.#stopMode = mode;
   }
 
   async #start(signal: AbortSignal): Promise<void> {
     // Subscribe before listing so no change falls between the two; replays are idempotent.
     const events = this.#source.subscribe(signal)[Symbol.asyncIterator]();
     this.#relist();
-    this.#loops.push(this.#consume(events, signal), this.#publishLoop(signal), this.#renewLoop(signal));
+    this.#loops.push(
+      this.#consume(events, signal),
+      this.#publishLoop(signal),
+      this.#leases.renewLoop(signal),
+    );
   }
 
   async #stop(): Promise<void> {
     this.#kick();
     await Promise.allSettled(this.#loops);
-    const lease = this.#lease;
-    this.#lease = undefined;
-    if (lease !== undefined && this.#stopMode === 'revoke') {
-      try {
-        await this.#client.leaseClient.leaseRevoke(
-          { ID: lease },
-          { deadline: Date.now() + this.#callTimeoutMs },
-        );
-        this.#setLeaseState('revoked', lease);
-      } catch (err) {
-        this.#logger.warn(
-          { err: errorMessage(err), lease },
-          'revoking the cluster lease failed; entries expire after the TTL',
-        );
-      }
-    } else if (lease !== undefined) {
-      this.#setLeaseState('released', lease);
-    }
+    await this.#leases.end(this.#stopMode);
     if (this.#ownsClient) this.#client.close();
   }
 
@@ -311,29 +312,19 @@ export class ClusterWriter {
   }
 
   async #syncOnce(): Promise<void> {
-    if (this.#lease === undefined) {
-      const lease = await this.#grant();
-      this.#lease = lease;
+    let lease = this.#leases.current;
+    if (lease === undefined) {
+      lease = await this.#leases.grant();
       this.#needsFullSync = true;
     }
     if (this.#needsFullSync) {
-      await this.#fullSync(this.#lease);
+      await this.#fullSync(lease);
       this.#needsFullSync = false;
       this.#conflict = undefined;
-      if (this.#leaseState !== 'held') this.#setLeaseState('held', this.#lease);
+      if (this.#leases.state !== 'held') this.#leases.setState('held', lease);
       return;
     }
     await this.#publishDiff();
-  }
-
-  async #grant(): Promise<string> {
-    const response = await this.#client.leaseClient.leaseGrant(
-      { TTL: this.#ttl },
-      { deadline: Date.now() + this.#callTimeoutMs },
-    );
-    this.#lastRenewal = this.#clock.now();
-    this.#renewFailing = false;
-    return response.ID;
   }
 
   /**
@@ -430,7 +421,7 @@ export class ClusterWriter {
     if (ops.length > 0) this.#report(ops, start);
     // Adoption: the previous run's lease now holds only what we did not re-put; revoking it removes that.
     if (nodeKv !== undefined && nodeKv.lease !== lease && nodeKv.lease !== '0') {
-      await this.#revokeQuietly(nodeKv.lease);
+      await this.#leases.revokeQuietly(nodeKv.lease);
     }
   }
 
@@ -441,9 +432,8 @@ export class ClusterWriter {
     }
     this.#conflict = { holder, message };
     // The fresh lease holds nothing; give it back rather than keep renewing it.
-    this.#lease = undefined;
-    this.#setLeaseState('conflict');
-    await this.#revokeQuietly(ourLease);
+    this.#leases.forget('conflict');
+    await this.#leases.revokeQuietly(ourLease);
     throw new BerthError('BERTH_CLUSTER_NODE_CONFLICT', message, {
       details: { node: this.nodeName, holder },
     });
@@ -452,7 +442,7 @@ export class ClusterWriter {
   async #publishDiff(): Promise<void> {
     const desired = new Map(this.#desired);
     const ops: IRequestOp[] = [];
-    const lease = this.#lease as string;
+    const lease = this.#leases.current as string;
     for (const [key, value] of desired)
       if (this.#published.get(key) !== value) ops.push(putOp(key, value, lease));
     for (const key of this.#published.keys()) if (!desired.has(key)) ops.push(deleteOp(key));
@@ -490,10 +480,10 @@ export class ClusterWriter {
     const holder = current === undefined ? undefined : decodeRecord<NodeRecord>(current.value.toString());
     this.#needsFullSync = true;
     if (current === undefined || holder?.instance === this.instance) {
-      this.#leaseLost('the node key vanished (lease expired)');
+      this.#leases.lost('the node key vanished (lease expired)');
       throw new BerthError('BERTH_CLUSTER_UNAVAILABLE', `node key ${nodeKey} is gone; re-granting the lease`);
     }
-    const lease = this.#lease;
+    const lease = this.#leases.current;
     if (lease !== undefined) await this.#enterConflict(lease, holder?.instance ?? 'unknown');
   }
 
@@ -510,99 +500,6 @@ export class ClusterWriter {
 
   async #txn(request: Parameters<Etcd3['kv']['txn']>[0]): Promise<ITxnResponse> {
     return this.#client.kv.txn(request, { deadline: Date.now() + this.#callTimeoutMs });
-  }
-
-  async #revokeQuietly(lease: string): Promise<void> {
-    try {
-      await this.#client.leaseClient.leaseRevoke(
-        { ID: lease },
-        { deadline: Date.now() + this.#callTimeoutMs },
-      );
-    } catch (err) {
-      // Not found means it already expired, which is what we wanted.
-      if (!/not found/i.test(errorMessage(err))) {
-        this.#logger.warn(
-          { err: errorMessage(err), lease },
-          'could not revoke an old cluster lease; it expires by itself',
-        );
-      }
-    }
-  }
-
-  #leaseLost(reason: string): void {
-    const lease = this.#lease;
-    if (lease === undefined) return;
-    this.#logger.warn({ lease, reason }, 'cluster lease lost; granting a new one and republishing');
-    this.#lease = undefined;
-    this.#nodeRevision = undefined;
-    this.#needsFullSync = true;
-    this.#setLeaseState('lost', lease);
-    this.#kick();
-  }
-
-  #setLeaseState(state: LeaseState, lease?: string): void {
-    if (this.#leaseState === state) return;
-    this.#leaseState = state;
-    this.#onEvent(
-      lease === undefined
-        ? { type: 'lease', at: this.#clock.now(), state }
-        : { type: 'lease', at: this.#clock.now(), state, lease },
-    );
-  }
-
-  // ---- lease renewal --------------------------------------------------------------------
-
-  /** Renews every TTL/3 on a short stream of its own; a TTL-0 answer means the lease is gone. */
-  async #renewLoop(signal: AbortSignal): Promise<void> {
-    const interval = Math.max(200, Math.floor((this.#ttl * 1000) / 3));
-    // After a failed renewal, try again soon (likely through another member) instead of a full interval later.
-    const retry = Math.min(interval, 250);
-    while (!signal.aborted) {
-      try {
-        await sleep(this.#clock, this.#renewFailing ? retry : interval, signal);
-      } catch {
-        return;
-      }
-      const lease = this.#lease;
-      // Renew whenever a lease is held, even while a full sync is pending, so a slow sync cannot let it lapse.
-      if (lease === undefined) continue;
-      try {
-        const ttl = await this.#keepAliveOnce(lease, interval);
-        if (lease !== this.#lease) continue;
-        if (ttl <= 0) {
-          this.#leaseLost('etcd answered TTL 0 (expired while unreachable)');
-          continue;
-        }
-        this.#lastRenewal = this.#clock.now();
-        if (this.#renewFailing) {
-          // Back after trouble: make sure what etcd holds is still what we published.
-          this.#renewFailing = false;
-          this.#needsFullSync = true;
-          this.#kick();
-        }
-        if (this.#leaseState !== 'held' && !this.#needsFullSync) this.#setLeaseState('held', lease);
-      } catch (err) {
-        if (signal.aborted || lease !== this.#lease) continue;
-        if (!this.#renewFailing)
-          this.#logger.warn({ err: errorMessage(err), lease }, 'cluster lease renewal failed');
-        this.#renewFailing = true;
-        if (this.#clock.now() - this.#lastRenewal > this.#ttl * 1000) this.#setLeaseState('unknown', lease);
-      }
-    }
-  }
-
-  async #keepAliveOnce(lease: string, timeoutMs: number): Promise<number> {
-    const stream = await this.#client.leaseClient.leaseKeepAlive({ deadline: Date.now() + timeoutMs });
-    try {
-      return await new Promise<number>((resolve, reject) => {
-        stream.on('data', (response: { TTL: string }) => resolve(Number(response.TTL)));
-        stream.on('error', (err: Error) => reject(err));
-        stream.on('end', () => reject(new Error('keepalive stream ended without an answer')));
-        stream.write({ ID: lease });
-      });
-    } finally {
-      stream.end();
-    }
   }
 }
 

@@ -65,6 +65,18 @@ describe('BerthError.from', () => {
     assert.deepEqual(detailed.details, { grpcCode: 14 });
     assert.equal(detailed.cause, 'a string');
   });
+
+  it('maps an AbortError to BERTH_ABORTED whatever the fallback (DOMException, Node, a signal reason)', async () => {
+    const signal = AbortSignal.abort();
+    const timers = await import('node:timers/promises');
+    const fromTimer = await timers.setTimeout(1, undefined, { signal }).catch((err: unknown) => err);
+    for (const cause of [new DOMException('stopped', 'AbortError'), signal.reason, fromTimer]) {
+      const mapped = BerthError.from(cause, 'BERTH_DIAL_FAILED', 'dial /x.sock');
+      assert.equal(mapped.code, 'BERTH_ABORTED', String(cause));
+      assert.equal(mapped.cause, cause);
+    }
+    assert.equal(BerthError.from(new Error('aborted?'), 'BERTH_DIAL_FAILED').code, 'BERTH_DIAL_FAILED');
+  });
 });
 
 describe('BerthError across two loaded copies of berth', () => {

@@ -129,19 +129,18 @@ export class BerthError extends Error {
 
   /**
    * `err` itself if it already is a BerthError (from any copy of berth), else
-   * a BerthError with `fallbackCode` whose cause is `err`. A string context is
+   * a BerthError with `fallbackCode` whose cause is `err` (BERTH_ABORTED for
+   * an AbortError, whatever the fallback). A string context is
    * the message prefix ("dial /x.sock failed" -> "dial /x.sock failed: ECONNREFUSED").
    */
   static from(err: unknown, fallbackCode: BerthErrorCode, context?: string | BerthErrorContext): BerthError {
     if (isBerthError(err)) return err;
+    // An abort is an abort whatever the caller expected to go wrong (DOMException or Node's AbortError).
+    const code = isAbortError(err) ? 'BERTH_ABORTED' : fallbackCode;
     const { message, details } =
       typeof context === 'string' ? { message: context, details: undefined } : (context ?? {});
     const text = message === undefined ? errorMessage(err) : `${message}: ${errorMessage(err)}`;
-    return new BerthError(
-      fallbackCode,
-      text,
-      details === undefined ? { cause: err } : { cause: err, details },
-    );
+    return new BerthError(code, text, details === undefined ? { cause: err } : { cause: err, details });
   }
 
   /** `instanceof BerthError` holds for BerthErrors of every loaded copy (subclasses keep the normal check). */
@@ -154,6 +153,11 @@ export class BerthError extends Error {
   toJSON(): { code: BerthErrorCode; message: string } {
     return { code: this.code, message: this.message };
   }
+}
+
+/** An abort: a DOMException or Node error named AbortError (what an aborted signal makes fetch, timers and streams throw). */
+function isAbortError(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'AbortError';
 }
 
 /** True for a BerthError made by any loaded copy of berth (optionally: with this code). */

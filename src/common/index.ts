@@ -33,6 +33,7 @@ export type {
 export { goQuote } from './go-format.js';
 export {
   type Lifecycle,
+  LifecycleComponent,
   LifecycleController,
   type LifecycleHooks,
   type LifecycleState,

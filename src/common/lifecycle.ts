@@ -1,3 +1,5 @@
+import { BerthError } from './errors.js';
+
 /**
  * The one lifecycle contract of every long-lived berth component (the
  * registry, storage, the watch store, the executor, the reconciler, liveness,
@@ -53,7 +55,9 @@ export class LifecycleController implements Lifecycle {
   start(signal?: AbortSignal): Promise<void> {
     if (this.#starting) return this.#starting;
     if (this.#stopping) {
-      this.#starting = Promise.reject(new Error('cannot start a component that was stopped'));
+      this.#starting = Promise.reject(
+        new BerthError('BERTH_SHUT_DOWN', 'cannot start a component that was stopped; create a new one'),
+      );
       return this.#starting;
     }
     this.#state = 'starting';
@@ -91,4 +95,51 @@ export class LifecycleController implements Lifecycle {
   [Symbol.asyncDispose](): Promise<void> {
     return this.stop();
   }
+}
+
+/**
+ * The contract as a base class: a component extends it, overrides `onStart`
+ * and `onStop`, and gets `state`, `start`, `stop` and `[Symbol.asyncDispose]`
+ * from one `LifecycleController` instead of forwarding them by hand. The hooks
+ * have the controller's semantics (each runs at most once; `onStop` also runs
+ * after a failed or never-run start). A subclass that needs more in `start` or
+ * `stop` overrides them and calls `super`.
+ */
+export abstract class LifecycleComponent implements Lifecycle {
+  readonly #controller = new LifecycleController({
+    onStart: (signal) => this.onStart(signal),
+    onStop: () => this.onStop(),
+  });
+
+  get state(): LifecycleState {
+    return this.#controller.state;
+  }
+
+  /** Aborted once stop begins; hand it to timers, loops and calls in flight. */
+  protected get lifecycleSignal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** True from the moment stop begins. */
+  protected get stopBegun(): boolean {
+    return this.#controller.signal.aborted;
+  }
+
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#controller.start(signal);
+  }
+
+  stop(): Promise<void> {
+    return this.#controller.stop();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
+  }
+
+  /** Brings the component up; the signal aborts when stop begins. */
+  protected onStart(_signal: AbortSignal): Promise<void> | void {}
+
+  /** Releases everything the component holds. */
+  protected onStop(): Promise<void> | void {}
 }

@@ -70,6 +70,7 @@ export async function startDaemonCluster(
     instance,
     prefix: config.prefix,
     leaseTtlSeconds: config.leaseTtlSeconds,
+    stopMode: config.onShutdown,
     daemonVersion: deps.version,
     clock: deps.clock,
     logger,
@@ -181,7 +182,7 @@ export async function startDaemonCluster(
   return {
     api,
     async stop() {
-      await Promise.all([config.onShutdown === 'release' ? writer.release() : writer.stop(), reader?.stop()]);
+      await Promise.all([writer.stop(), reader?.stop()]);
     },
   };
 }

@@ -6,6 +6,8 @@
  * plugins` about 0.4 s of start-up.
  */
 /** Every HTTP answer's shape; a type added to wire-types.ts is exported here and from berth/daemon/contract. */
+
+export { UNIX_SOCKET_PATH_MAX_BYTES } from '../unix-grpc/unix-grpc-options.js';
 export type * from './api/wire-types.js';
 export { isRecordedAddress, readApiAddresses } from './api-address-file.js';
 export {

@@ -130,7 +130,8 @@ describe('a full data disk (a real 2 MiB tmpfs)', {
     const second = createDaemon(config, { logger: silentLogger });
     t.after(() => second.stop());
     await second.start();
-    assert.equal(second.state, 'ready');
+    assert.equal(second.state, 'running');
+    assert.equal(second.ready, true);
     assert.deepEqual(listed(second), ['a-0', 'a-1', 'a-2'], 'it lists what it had');
     const plugins = JSON.parse((await get(config.apiSocketPath, '/v1/plugins')).text);
     assert.equal(plugins.plugins.length, 3);

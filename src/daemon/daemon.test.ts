@@ -35,7 +35,8 @@ describe('daemon', () => {
     const daemon = createDaemon(config, { logger: silentLogger });
     t.after(() => daemon.stop());
     await daemon.start();
-    assert.equal(daemon.state, 'ready');
+    assert.equal(daemon.state, 'running');
+    assert.equal(daemon.ready, true);
     assert.deepEqual(daemon.apiAddress, { socketPath: config.apiSocketPath });
     assert.equal(lstatSync(config.apiSocketPath).mode & 0o777, 0o600, 'API socket is owner-only');
     assert.equal((await get(config.apiSocketPath, '/readyz')).status, 200);
@@ -64,7 +65,8 @@ describe('daemon', () => {
     const next = createDaemon(config, { logger: silentLogger });
     t.after(() => next.stop());
     await next.start();
-    assert.equal(next.state, 'ready');
+    assert.equal(next.state, 'running');
+    assert.equal(next.ready, true);
   });
 
   it('replaces a stale API socket and refuses to run beside a live daemon', async (t) => {

@@ -3,12 +3,21 @@ import type { Server } from 'node:http';
 import { dirname, join } from 'node:path';
 import { Registry as MetricsRegistry } from 'prom-client';
 import type { ClusterEvent } from '../cluster/index.js';
-import { BerthError, type Clock, errorMessage, type Logger, systemClock } from '../common/index.js';
+import {
+  BerthError,
+  type Clock,
+  errorMessage,
+  LifecycleComponent,
+  type Logger,
+  systemClock,
+} from '../common/index.js';
 import { CSI_DEFAULTS } from '../handlers/csi/index.js';
+import type { BuiltinHandlerSet } from '../handlers/index.js';
 import type { ObjectManagers, ObjectSource, Pod as ObjectsPod } from '../objects/index.js';
 import type { PluginManager } from '../plugin-manager/index.js';
 import { createPluginNode, type PluginNode } from '../plugin-node/index.js';
-import { createGrpcDispenser, type GrpcDispenser, type Registry } from '../registry/index.js';
+import { restoreSettleTimeoutMs } from '../plugin-node/plugin-node-options.js';
+import type { Registry } from '../registry/index.js';
 import { createSqliteStorage, type SqliteStorage, type StorageCorruptionReport } from '../storage/index.js';
 import { createPodVolumeHook, VOLUMES_DEFAULTS, VolumeManager } from '../volumes/index.js';
 import { claimApiSocket, closeServer } from './api/api-listener.js';
@@ -19,14 +28,13 @@ import { recordApiAddresses, removeApiAddresses } from './api-address-file.js';
 import { createApiLimitMetrics, serveApi } from './api-exposure.js';
 import type { DaemonCluster } from './cluster-setup.js';
 import type { DaemonConfig } from './config/config.js';
-import { BUILTIN_HANDLER_TYPES, dataDirLayout } from './config/defaults.js';
+import { dataDirLayout } from './config/defaults.js';
 import { formatHostPort, type TcpAddress } from './config/listen-address.js';
 import type { ObjectLimits } from './config-reload.js';
 import { EventBus } from './event-bus.js';
 import { createEventLog } from './event-log.js';
 import { ensurePrivateDirectory, ensurePrivateFile, ensureRuntimeDirectory } from './file-modes.js';
 import { registerHandlerMetrics } from './handler-metrics.js';
-import { buildHandlers, type DaemonHandlers } from './handler-setup.js';
 import { refuseKubeletDirectory } from './kubelet-check.js';
 import { meteredReader, meteredSource } from './metered-objects.js';
 import { createDaemonMetrics, type DaemonMetrics } from './metrics.js';
@@ -53,13 +61,12 @@ export interface ApiAddress {
 }
 
 /**
- * The daemon's life: new → starting → ready → stopping → stopped. A failed
- * start cleans up what it had opened and ends in `stopped` (start throws).
- */
-export type DaemonState = 'new' | 'starting' | 'ready' | 'stopping' | 'stopped';
-
-/**
- * berth's one composition root. Start order: claim the API socket → object
+ * berth's one composition root, on the lifecycle contract
+ * (common/lifecycle.ts): new → starting → running → stopping → stopped. A
+ * failed start cleans up what it had opened and ends in `stopped` (start
+ * throws); aborting start's signal stops the daemon. `ready` is true while it
+ * runs with its API serving (the state /v1/status calls 'ready').
+ * Start order: claim the API socket → object
  * source (constructed only) → storage → gRPC dispenser → plugin node
  * (registry, plugin manager, bridge) → built-in handlers → the node's start
  * (first scan, restored instances confirmed or dropped) → cluster view (when
@@ -69,15 +76,15 @@ export type DaemonState = 'new' | 'starting' | 'ready' | 'stopping' | 'stopped';
  * never deregisters anything (the plugin manager does not roll back an
  * attempt that its stop cut short).
  */
-export class Daemon implements AsyncDisposable {
+export class Daemon extends LifecycleComponent {
   readonly config: DaemonConfig;
   readonly #logger: Logger;
   readonly #clock: Clock;
   readonly #startedAt: number;
   readonly #version = berthVersion();
   readonly #abort = new AbortController();
-  #state: DaemonState = 'new';
-  #stopping: Promise<void> | undefined;
+  /** Set once start has finished; stays set through stop (`ready` reads the state too). */
+  #started = false;
 
   readonly #metrics: DaemonMetrics;
   readonly #apiLimits: ReturnType<typeof createApiLimitMetrics>;
@@ -89,9 +96,7 @@ export class Daemon implements AsyncDisposable {
   #storage: SqliteStorage | undefined;
   #corruption: StorageCorruptionReport | undefined;
   #registry: Registry | undefined;
-  #grpc: GrpcDispenser | undefined;
   #node: PluginNode | undefined;
-  #handlers: DaemonHandlers | undefined;
   #source: ObjectSource | undefined;
   #objects: ObjectManagers | undefined;
   #volumes: VolumeManager | undefined;
@@ -110,6 +115,7 @@ export class Daemon implements AsyncDisposable {
   readonly readiness: Readiness;
 
   constructor(config: DaemonConfig, deps: DaemonDeps) {
+    super();
     this.config = config;
     this.#objectLimits = {
       ttlMs: config.objects.ttlMs,
@@ -143,8 +149,8 @@ export class Daemon implements AsyncDisposable {
         {
           name: 'started',
           problem: () => {
-            if (this.#state === 'ready') return undefined;
-            return this.#state === 'new' || this.#state === 'starting'
+            if (this.ready) return undefined;
+            return this.state === 'new' || this.state === 'starting'
               ? 'restoring state and scanning plugins'
               : 'shutting down';
           },
@@ -166,8 +172,9 @@ export class Daemon implements AsyncDisposable {
     return dataDirLayout(this.config.dataDir).apiAddressPath;
   }
 
-  get state(): DaemonState {
-    return this.#state;
+  /** True from the end of a successful start until stop begins: the API serves, plugins are scanned. */
+  get ready(): boolean {
+    return this.#started && this.state === 'running';
   }
 
   /** Where the API listens; throws before start() has finished. */
@@ -183,10 +190,7 @@ export class Daemon implements AsyncDisposable {
     return this.#registry;
   }
 
-  async start(): Promise<void> {
-    if (this.#state !== 'new')
-      throw new BerthError('BERTH_INVALID_ARGUMENT', `daemon cannot start: it is ${this.#state}`);
-    this.#state = 'starting';
+  protected override async onStart(): Promise<void> {
     try {
       await this.#start();
     } catch (err) {
@@ -196,7 +200,7 @@ export class Daemon implements AsyncDisposable {
       await this.#lock?.release();
       throw err;
     }
-    this.#state = 'ready';
+    this.#started = true;
     this.#logger.info({ pluginsDir: this.config.pluginsDir, api: this.apiAddress }, 'berth is ready');
   }
 
@@ -261,12 +265,8 @@ export class Daemon implements AsyncDisposable {
       await storage.start();
     }
 
-    // One gRPC dispenser serves every handler type; it watches the registry to close clients of
-    // instances that went away.
-    const grpc = createGrpcDispenser({ logger: logger.child({ component: 'dispenser' }) });
-    this.#grpc = grpc;
-    const handlerTypes = [...BUILTIN_HANDLER_TYPES, ...config.handlers.map((h) => h.type)];
-    // The library facade is the daemon's core: plugin manager, registry, bridge, restore settling.
+    // The library facade is the daemon's core: plugin manager, registry, bridge, the built-in and
+    // configured handlers, the gRPC dispenser, restore settling. The daemon passes its config on.
     const node = createPluginNode({
       pluginsDir: config.pluginsDir,
       mode: config.mode,
@@ -274,7 +274,9 @@ export class Daemon implements AsyncDisposable {
         ? {}
         : { deprecatedPluginsDir: config.deprecatedPluginsDir }),
       ...(this.#storage === undefined ? {} : { storage: this.#storage }),
-      dispensers: Object.fromEntries(handlerTypes.map((type) => [type, grpc.dispenser])),
+      builtinHandlers: { dataDir: config.dataDir, options: config.handlerOptions },
+      handlerVersions: Object.fromEntries(config.handlers.map((h) => [h.type, h.versions])),
+      grpcDispenser: true,
       subscriberQueueSize: config.registry.subscriberQueueSize,
       clock,
       logger,
@@ -284,7 +286,7 @@ export class Daemon implements AsyncDisposable {
       backoff: config.backoff,
       liveness: config.liveness,
       metricsRegistry: this.#metrics.registry,
-      restoreSettleTimeoutMs: config.timeouts.dialMs + config.timeouts.getInfoMs + config.timeouts.notifyMs,
+      restoreSettleTimeoutMs: restoreSettleTimeoutMs(config.timeouts),
       onEvent: (event) => this.#bus.publish(event),
       // The event bus logs each 'failed' event (event-log.ts): once, not again here.
       logFailures: false,
@@ -292,34 +294,22 @@ export class Daemon implements AsyncDisposable {
     this.#node = node;
     const registry = node.registry;
     this.#registry = registry;
-    grpc.attach(registry);
     const pluginManager = node.manager;
-    const handlers = await buildHandlers({
-      config,
-      logger,
-      clock,
-      emit: (event) => this.#bus.publish(event),
-      recordFacts: (instance, facts) => node.recordFacts(instance, facts),
-      delegateFor: (type) => node.registryHandler(type),
-    });
-    this.#handlers = handlers;
-    registerHandlerMetrics(this.#metrics.registry, {
-      devices: handlers.builtin.DevicePlugin.manager,
-      csi: handlers.builtin.CSIPlugin,
-      dra: handlers.builtin.DRAPlugin,
-    });
-    for (const handler of Object.values(handlers.builtin)) await handler.start?.(this.#abort.signal);
-    this.#stillStarting();
-    for (const [type, handler] of handlers.all) node.addHandler(type, handler);
     // The first scan, then restored instances are confirmed by their plugins or dropped.
     await node.start(this.#abort.signal);
     this.#stillStarting();
+    const handlers = node.builtin as BuiltinHandlerSet;
+    registerHandlerMetrics(this.#metrics.registry, {
+      devices: handlers.DevicePlugin.manager,
+      csi: handlers.CSIPlugin,
+      dra: handlers.DRAPlugin,
+    });
 
     // CSI volumes on the drivers the CSI handler registered (Controller calls to a csi-controller
     // plugin of the same name when one registered apart); publications are restored from their
     // own state file and checked against the mount table.
-    const csi = handlers.builtin.CSIPlugin;
-    const controllers = handlers.builtin['csi-controller'];
+    const csi = handlers.CSIPlugin;
+    const controllers = handlers['csi-controller'];
     const volumes = new VolumeManager({
       statePath: join(config.dataDir, VOLUMES_DEFAULTS.stateFileName),
       mountRoot: csi.options.mountRoot ?? join(config.dataDir, CSI_DEFAULTS.mountRootDirName),
@@ -355,7 +345,7 @@ export class Daemon implements AsyncDisposable {
         version: this.#version,
       });
       this.#cluster.api.onEvent((event) => this.#clusterBus.publish(event));
-      if (this.#state !== 'starting') await this.#cluster.stop(); // a stop began meanwhile and missed it
+      if (this.state !== 'starting') await this.#cluster.stop(); // a stop began meanwhile and missed it
       this.#stillStarting();
     }
 
@@ -413,7 +403,7 @@ export class Daemon implements AsyncDisposable {
 
   /** Throws once a stop has begun, so start does not open anything after it. */
   #stillStarting(): void {
-    if (this.#state !== 'starting') {
+    if (this.state !== 'starting') {
       throw new BerthError('BERTH_SHUT_DOWN', 'the daemon was stopped while it was starting');
     }
   }
@@ -432,7 +422,7 @@ export class Daemon implements AsyncDisposable {
     pluginManager: PluginManager,
     objects: ObjectManagers,
     references: Pick<typeof import('../objects/index.js'), 'getSecretNames' | 'getConfigMapNames'>,
-    handlers: DaemonHandlers,
+    handlers: BuiltinHandlerSet,
     volumes: VolumeManager,
   ): ApiBackend {
     const limits = this.#objectLimits;
@@ -443,7 +433,7 @@ export class Daemon implements AsyncDisposable {
       plugins: registry,
       sockets,
       events: this.#bus,
-      devices: handlers.builtin.DevicePlugin.manager,
+      devices: handlers.DevicePlugin.manager,
       pods: createPodRegistry({
         manager: {
           registerPod: (pod) => objects.registerPod(pod as ObjectsPod),
@@ -475,15 +465,16 @@ export class Daemon implements AsyncDisposable {
       },
       // Not ready while starting or stopping, the plugins directory cannot be watched, or registry writes fail.
       readiness: () => this.readiness.evaluate(),
-      csi: handlers.builtin.CSIPlugin,
+      csi: handlers.CSIPlugin,
       csiVolumes: volumes,
-      dra: handlers.builtin.DRAPlugin,
+      dra: handlers.DRAPlugin,
       cluster: () => this.#cluster?.api,
       clusterEvents: this.#clusterBus,
       status: () =>
         buildStatus({
           version: this.#version,
-          state: this.#state,
+          // The wire keeps the daemon's historic name for running-and-serving.
+          state: this.ready ? 'ready' : this.state,
           startedAt: this.#startedAt,
           now: this.#clock.now(),
           config: this.config,
@@ -501,7 +492,7 @@ export class Daemon implements AsyncDisposable {
           storageHealth: registry.storageHealth(),
           readiness: this.readiness.evaluate(),
           recreated: this.#recreated,
-          handlers: [...handlers.all.keys()].map((type) => ({ type, builtin: type in handlers.builtin })),
+          handlers: this.#node?.handlerTypes.map((type) => ({ type, builtin: type in handlers })) ?? [],
           cluster: this.#cluster?.api,
         }),
     };
@@ -514,7 +505,7 @@ export class Daemon implements AsyncDisposable {
 
   /** A SIGHUP reload's new version list for a versioned handler; later registrations are checked against it. */
   setHandlerVersions(type: string, versions: readonly string[]): void {
-    this.#handlers?.versions.set(type, [...versions]);
+    this.#node?.setHandlerVersions(type, versions);
   }
 
   /** What systemd is told (service-status.ts): ready as /readyz says (the one readiness), and the plugins registered. */
@@ -529,18 +520,12 @@ export class Daemon implements AsyncDisposable {
   }
 
   /**
-   * Stops everything, newest first. Idempotent; concurrent calls share one stop.
-   * Each step is isolated: one failing does not keep the rest (or the state
-   * database) open.
+   * Stops everything, newest first (stop() is memoised: concurrent calls share
+   * one stop). Each step is isolated: one failing does not keep the rest (or
+   * the state database) open.
    */
-  stop(): Promise<void> {
-    this.#stopping ??= this.#stop();
-    return this.#stopping;
-  }
-
-  async #stop(): Promise<void> {
-    const wasReady = this.#state === 'ready';
-    this.#state = 'stopping';
+  protected override async onStop(): Promise<void> {
+    const wasReady = this.#started;
     this.readiness.stop();
     this.#abort.abort(new BerthError('BERTH_SHUT_DOWN', 'the daemon is stopping'));
     // The children in start order (the full API takes over last, so its streams end first);
@@ -549,14 +534,10 @@ export class Daemon implements AsyncDisposable {
       this.#lock && { name: 'the plugins directory lock', stop: () => this.#lock?.release() },
       this.#source && { name: 'the object source', stop: () => this.#source?.stop() },
       this.#storage && { name: 'the state database', stop: () => this.#storage?.stop() },
-      this.#grpc && { name: 'the plugin dispenser', stop: () => this.#grpc?.stop() },
-      this.#handlers && {
-        name: 'the built-in handlers',
-        stop: async () => {
-          await Promise.all(Object.values(this.#handlers?.builtin ?? {}).map((h) => h.stop?.()));
-        },
+      this.#node && {
+        name: 'the plugin node (plugin manager, registry, handlers, dispenser)',
+        stop: () => this.#node?.stop(),
       },
-      this.#node && { name: 'the plugin node (plugin manager and registry)', stop: () => this.#node?.stop() },
       this.#volumes && { name: 'the CSI volume manager', stop: () => this.#volumes?.stop() },
       this.#cluster && { name: 'the cluster view', stop: () => this.#cluster?.stop() },
       this.#objects && { name: 'the object manager', stop: () => this.#objects?.stop() },
@@ -570,13 +551,8 @@ export class Daemon implements AsyncDisposable {
         deadline: this.#clock.now() + this.config.shutdownTimeoutMs,
       },
     );
-    this.#state = 'stopped';
     // A failed start is reported by its caller; only a daemon that ran says it stopped.
     if (wasReady) this.#logger.info('berth stopped');
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.stop();
   }
 }
 

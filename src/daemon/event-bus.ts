@@ -2,8 +2,7 @@ import {
   AsyncQueue,
   type Clock,
   type Lifecycle,
-  LifecycleController,
-  type LifecycleState,
+  LifecycleComponent,
   type PluginEvent,
 } from '../common/index.js';
 import { DEFAULT_EVENT_RING_SIZE } from './event-bus-options.js';
@@ -101,7 +100,7 @@ function firstId(clock: Clock): number {
  * daemon's start-up events included); stop() ends every stream after its
  * pending events and refuses new subscriptions.
  */
-export class EventBus<T = PluginEvent> implements Lifecycle {
+export class EventBus<T = PluginEvent> extends LifecycleComponent implements Lifecycle {
   readonly #clock: Clock;
   readonly #onPublish: ((event: T) => void) | undefined;
   readonly #matches: (event: T, filter: string) => boolean;
@@ -111,22 +110,14 @@ export class EventBus<T = PluginEvent> implements Lifecycle {
   #ringStart = 0;
   #lastId: number;
   readonly #subscribers = new Set<Subscriber<T>>();
-  readonly #lifecycle = new LifecycleController({
-    onStop: () => {
-      for (const subscriber of [...this.#subscribers]) subscriber.queue.close();
-    },
-  });
 
   constructor(options: EventBusOptions<T>) {
+    super();
     this.#clock = options.clock;
     this.#onPublish = options.onPublish;
     this.#matches = options.matches ?? ((event, filter) => matchesPluginType(event as PluginEvent, filter));
     this.#ringSize = Math.max(0, options.ringSize ?? DEFAULT_EVENT_RING_SIZE);
     this.#lastId = firstId(options.clock);
-  }
-
-  get state(): LifecycleState {
-    return this.#lifecycle.state;
   }
 
   get subscriberCount(): number {
@@ -216,21 +207,12 @@ export class EventBus<T = PluginEvent> implements Lifecycle {
     return [...this.#ring.slice(this.#ringStart), ...this.#ring.slice(0, this.#ringStart)];
   }
 
-  /** Nothing to bring up (the bus publishes from creation); aborting `signal` stops it. */
-  start(signal?: AbortSignal): Promise<void> {
-    return this.#lifecycle.start(signal);
-  }
-
-  /** Ends every subscription (their streams finish after pending events) and refuses new ones. Memoised. */
-  stop(): Promise<void> {
-    return this.#lifecycle.stop();
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.stop();
+  /** Ends every subscription (their streams finish after pending events) and refuses new ones. */
+  protected override onStop(): void {
+    for (const subscriber of [...this.#subscribers]) subscriber.queue.close();
   }
 
   #stopped(): boolean {
-    return this.#lifecycle.state === 'stopping' || this.#lifecycle.state === 'stopped';
+    return this.state === 'stopping' || this.state === 'stopped';
   }
 }

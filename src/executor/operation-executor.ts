@@ -6,8 +6,7 @@ import {
   type Clock,
   errorMessage,
   isBerthError,
-  LifecycleController,
-  type LifecycleState,
+  LifecycleComponent,
   type Logger,
 } from '../common/index.js';
 import {
@@ -37,7 +36,7 @@ export function createOperationExecutor(options: OperationExecutorOptions): Oper
   return new Executor(options);
 }
 
-class Executor implements OperationExecutor {
+class Executor extends LifecycleComponent implements OperationExecutor {
   readonly #clock: Clock;
   readonly #logger: Logger;
   readonly #dial: OperationExecutorOptions['dial'];
@@ -49,14 +48,9 @@ class Executor implements OperationExecutor {
   /** Sockets in young-socket retries now (their schedule is dense only while few are). */
   readonly #youngRetrying = { count: 0 };
   readonly #listeners = new Set<(event: OperationEvent) => void>();
-  readonly #lifecycle = new LifecycleController({
-    onStop: async () => {
-      this.#map.stop();
-      await this.#map.waitForCompletion();
-    },
-  });
 
   constructor(options: OperationExecutorOptions) {
+    super();
     this.#clock = options.clock;
     this.#logger = options.logger;
     this.#dial = options.dial;
@@ -103,21 +97,9 @@ class Executor implements OperationExecutor {
     if (options.onEvent) this.#listeners.add(options.onEvent);
   }
 
-  get state(): LifecycleState {
-    return this.#lifecycle.state;
-  }
-
-  /** Nothing to bring up: operations may run from construction. Aborting `signal` stops it. */
-  start(signal?: AbortSignal): Promise<void> {
-    return this.#lifecycle.start(signal);
-  }
-
-  stop(): Promise<void> {
-    return this.#lifecycle.stop();
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.stop();
+  protected override async onStop(): Promise<void> {
+    this.#map.stop();
+    await this.#map.waitForCompletion();
   }
 
   registerPlugin(

@@ -5,22 +5,19 @@
  * index.ts; the package does not export it, so users cannot reach them).
  * scripts/api-report.mjs keeps the names and their signatures in api/.
  */
+
+// The built-in types' own entries (handlers/index.ts does not load them: berth/plugin-node stays light).
+export { CSIPlugin, CsiHandler, createCsiHandler } from './csi/index.js';
+export { createDevicePluginManager, type DevicePluginManager } from './device-plugin/index.js';
+export { createDraHandler, DRAPlugin, DraHandler } from './dra/index.js';
 export {
   BUILTIN_HANDLER_TYPES,
   type BuiltinHandler,
   type BuiltinHandlerType,
-  CSIPlugin,
-  CsiHandler,
-  createCsiHandler,
   createDevicePluginHandler,
-  createDevicePluginManager,
-  createDraHandler,
   createVersionedHandler,
   DevicePlugin,
   type DevicePluginHandlerOptions,
-  type DevicePluginManager,
-  DRAPlugin,
-  DraHandler,
   type InstanceRef,
   type PluginCallContext,
   type PluginHandler,

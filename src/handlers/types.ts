@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { BerthMode, Clock, Logger, PluginEvent } from '../common/index.js';
 
 /**
@@ -115,3 +116,32 @@ export type BuiltinHandlerFactory<H extends BuiltinHandler = BuiltinHandler> = (
  * handler code.
  */
 export const DEVICE_PLUGIN_LEGACY_SOCKET = { defaultSubdir: 'device-plugins', name: 'kubelet.sock' } as const;
+
+/**
+ * The zod pieces the daemon's config schema lends a handler type, so a
+ * handler's `*-options.ts` describes its config section without loading zod
+ * (those files stay light: the CLI loads them through the config defaults).
+ */
+export interface OptionsSchemaKit {
+  z: typeof z;
+  /** A duration ("500ms", "10s", "2m" or milliseconds), parsed to milliseconds. */
+  duration: z.ZodType<number, unknown>;
+  /** A non-empty string. */
+  text: z.ZodType<string, unknown>;
+  positiveInt: z.ZodType<number, unknown>;
+}
+
+/** What a built-in handler type owns of the config file: its `handlerOptions.<type>` section. */
+export interface HandlerConfigOptions {
+  /** The section's schema: keys as a user writes them, unknown keys refused. */
+  schema(kit: OptionsSchemaKit): z.ZodType<Record<string, unknown> | undefined, unknown>;
+  /**
+   * The parsed section as the handler's options (`HandlerServices.options`);
+   * `fromFile` resolves a path relative to the config file. Keys left out are
+   * left to the handler's defaults.
+   */
+  resolve(
+    section: Readonly<Record<string, unknown>>,
+    fromFile: (path: string) => string,
+  ): Record<string, unknown>;
+}

@@ -34,8 +34,7 @@ import {
   type BackoffSetting,
   type Clock,
   type Lifecycle,
-  LifecycleController,
-  type LifecycleState,
+  LifecycleComponent,
   type Logger,
   silentLogger,
 } from '../common/index.js';
@@ -126,7 +125,7 @@ class WatchItem {
   }
 }
 
-export class WatchStore implements Store, Lifecycle {
+export class WatchStore extends LifecycleComponent implements Store, Lifecycle {
   readonly #source: ObjectSource;
   readonly #resource: ObjectResource;
   readonly #groupResource: string;
@@ -138,13 +137,10 @@ export class WatchStore implements Store, Lifecycle {
   readonly #logger: Logger;
   readonly #backoff: BackoffSetting;
   readonly #items = new Map<string, WatchItem>();
-  readonly #lifecycle = new LifecycleController({
-    onStart: () => this.#startRecycling(),
-    onStop: () => this.#shutdown(),
-  });
   #recycleTimer: ReturnType<Clock['setTimeout']> | undefined;
 
   constructor(options: WatchStoreOptions) {
+    super();
     this.#source = options.source;
     this.#resource = options.resource;
     this.#groupResource = options.groupResource ?? groupResourceOf(options.resource);
@@ -160,13 +156,23 @@ export class WatchStore implements Store, Lifecycle {
     this.#backoff = options.reflectorBackoff ?? DEFAULT_REFLECTOR_BACKOFF;
   }
 
-  get state(): LifecycleState {
-    return this.#lifecycle.state;
+  /** Starts the periodic idle recycling (first pass now, then every 60 s). */
+  protected override onStart(): Promise<void> | void {
+    return this.#startRecycling();
+  }
+
+  /**
+   * Stops every reflector and the recycling (upstream shutdown), at once;
+   * resolves when every reflector run has exited. Later gets fail to sync,
+   * except frozen immutable items.
+   */
+  protected override onStop(): Promise<void> | void {
+    return this.#shutdown();
   }
 
   /** Stopping or stopped: no reflector starts any more. */
   get #shutDown(): boolean {
-    return this.#lifecycle.state === 'stopping' || this.#lifecycle.state === 'stopped';
+    return this.state === 'stopping' || this.state === 'stopped';
   }
 
   /** The effective max idle time (after the 1 min clamp). */
@@ -240,27 +246,6 @@ export class WatchStore implements Store, Lifecycle {
         }
       }
     }
-  }
-
-  /**
-   * Starts the periodic idle recycling (first pass now, then every 60 s).
-   * Idempotent; aborting `signal` stops the store.
-   */
-  start(signal?: AbortSignal): Promise<void> {
-    return this.#lifecycle.start(signal);
-  }
-
-  /**
-   * Stops every reflector and the recycling (upstream shutdown), at once;
-   * resolves when every reflector run has exited. Later gets fail to sync,
-   * except frozen immutable items. Memoised.
-   */
-  stop(): Promise<void> {
-    return this.#lifecycle.stop();
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.stop();
   }
 
   #startRecycling(): void {

@@ -1,3 +1,4 @@
+import type { BackoffPolicy } from '../common/index.js';
 import type { LivenessOptions } from './types.js';
 
 /**
@@ -15,3 +16,8 @@ export const DEFAULT_LIVENESS: Readonly<Required<LivenessOptions>> = Object.free
 
 /** A dead socket is re-probed after one period, then the interval doubles up to this many periods. */
 export const RECOVERY_MAX_PERIODS = 32;
+
+/** The recovery probes' backoff for a liveness period: one period doubling to RECOVERY_MAX_PERIODS (the upstream monitor's). */
+export function recoveryBackoff(periodMs: number): BackoffPolicy {
+  return { initialMs: periodMs, maxMs: periodMs * RECOVERY_MAX_PERIODS, factor: 2 };
+}

@@ -1,17 +1,19 @@
 import type { PluginInfo } from '../cache/types.js';
 import {
   AbortScope,
+  type BackoffSetting,
   BerthError,
   type Clock,
   type ClockTimer,
-  LifecycleController,
+  LifecycleComponent,
   type LifecycleState,
   type Logger,
+  nextBackoffMs,
 } from '../common/index.js';
 import { probeConnect } from '../registration/index.js';
 import type { DialRegistration } from '../registration/types.js';
 import { KeepaliveConnection } from './keepalive-connection.js';
-import { DEFAULT_LIVENESS, RECOVERY_MAX_PERIODS } from './liveness-options.js';
+import { DEFAULT_LIVENESS, RECOVERY_MAX_PERIODS, recoveryBackoff } from './liveness-options.js';
 import type { LivenessOptions } from './types.js';
 
 export { DEFAULT_LIVENESS, RECOVERY_MAX_PERIODS };
@@ -30,6 +32,8 @@ export interface LivenessProberOptions extends LivenessOptions {
   onDead: (plugin: PluginInfo, error: BerthError, failures: number) => void;
   /** Sockets declared dead whose file is still there: probed for recovery. */
   deadSockets?: () => string[];
+  /** Between recovery probes of a dead socket. Default: recoveryBackoff(periodMs), one period doubling to 32. */
+  recoveryBackoff?: BackoffSetting;
   /** A dead socket answered GetInfo again. */
   onAlive?: (socketPath: string) => void;
   /**
@@ -100,9 +104,10 @@ interface Watched {
   closed: boolean;
 }
 
-class Prober implements LivenessProber {
+class Prober extends LifecycleComponent implements LivenessProber {
   readonly #o: LivenessProberOptions;
   readonly #pingsPerPeriod: number;
+  readonly #recoveryBackoff: BackoffSetting;
   readonly #watched = new Map<string, Watched>();
   /** Round-robin order of the keepalive pings. */
   readonly #ring: Watched[] = [];
@@ -117,47 +122,34 @@ class Prober implements LivenessProber {
   #timer: ClockTimer | undefined;
   /** One timer per period's pings, judging them together (real time, as a ping's deadline is). */
   readonly #sweeps = new Set<NodeJS.Timeout>();
-  readonly #lifecycle: LifecycleController;
   /** A signal per recovery probe, without a listener per probe on the lifecycle's signal. */
   readonly #probes: AbortScope;
 
   constructor(options: LivenessProberOptions) {
+    super();
     this.#o = options;
     this.#pingsPerPeriod = options.pingsPerPeriod ?? DEFAULT_LIVENESS.pingsPerPeriod;
-    this.#lifecycle = new LifecycleController({
-      onStart: () => this.#arm(),
-      onStop: async () => {
-        if (this.#timer) this.#o.clock.clearTimeout(this.#timer);
-        this.#timer = undefined;
-        for (const sweep of this.#sweeps) clearTimeout(sweep);
-        this.#sweeps.clear();
-        for (const socketPath of [...this.#watched.keys()]) this.unwatch(socketPath);
-        this.#waiting = [];
-        this.#waitingHead = 0;
-        await Promise.all([...this.#inFlight]);
-      },
-    });
-    this.#probes = new AbortScope(this.#lifecycle.signal);
+    this.#recoveryBackoff = options.recoveryBackoff ?? recoveryBackoff(options.periodMs);
+    this.#probes = new AbortScope(this.lifecycleSignal);
   }
 
-  get state(): LifecycleState {
-    return this.#lifecycle.state;
+  protected override onStart(): Promise<void> | void {
+    return this.#arm();
   }
 
-  start(signal?: AbortSignal): Promise<void> {
-    return this.#lifecycle.start(signal);
-  }
-
-  stop(): Promise<void> {
-    return this.#lifecycle.stop();
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.stop();
+  protected override async onStop(): Promise<void> {
+    if (this.#timer) this.#o.clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    for (const sweep of this.#sweeps) clearTimeout(sweep);
+    this.#sweeps.clear();
+    for (const socketPath of [...this.#watched.keys()]) this.unwatch(socketPath);
+    this.#waiting = [];
+    this.#waitingHead = 0;
+    await Promise.all([...this.#inFlight]);
   }
 
   get #stopped(): boolean {
-    return this.#lifecycle.signal.aborted;
+    return this.lifecycleSignal.aborted;
   }
 
   watch(plugin: PluginInfo): void {
@@ -361,10 +353,8 @@ class Prober implements LivenessProber {
     const { plugin } = entry;
     this.unwatch(plugin.socketPath, plugin.uuid);
     // The first recovery probe is one period away; `berth sockets` shows when.
-    this.#recovery.set(plugin.socketPath, {
-      nextAt: this.#o.clock.now() + this.#o.periodMs,
-      intervalMs: this.#o.periodMs,
-    });
+    const first = nextBackoffMs(this.#recoveryBackoff, 0);
+    this.#recovery.set(plugin.socketPath, { nextAt: this.#o.clock.now() + first, intervalMs: first });
     const error = new BerthError(
       'BERTH_LIVENESS_FAILED',
       `plugin ${plugin.name ?? ''} at socket ${plugin.socketPath} ${reason}`,
@@ -387,7 +377,8 @@ class Prober implements LivenessProber {
     for (const path of dead) {
       const schedule = this.#recovery.get(path);
       if (schedule === undefined) {
-        this.#recovery.set(path, { nextAt: now + this.#o.periodMs, intervalMs: this.#o.periodMs });
+        const first = nextBackoffMs(this.#recoveryBackoff, 0);
+        this.#recovery.set(path, { nextAt: now + first, intervalMs: first });
       } else if (now >= schedule.nextAt) {
         due.push(path);
       }
@@ -412,7 +403,7 @@ class Prober implements LivenessProber {
       if (signal.aborted) return;
       const schedule = this.#recovery.get(socketPath);
       if (schedule === undefined) return;
-      schedule.intervalMs = Math.min(schedule.intervalMs * 2, this.#o.periodMs * RECOVERY_MAX_PERIODS);
+      schedule.intervalMs = nextBackoffMs(this.#recoveryBackoff, schedule.intervalMs);
       schedule.nextAt = this.#o.clock.now() + schedule.intervalMs;
       this.#o.logger.debug(
         { socketPath, err, nextInMs: schedule.intervalMs },

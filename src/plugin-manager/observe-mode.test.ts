@@ -33,7 +33,9 @@ async function observer(t: TestContext, options: { missingDir?: boolean } = {}) 
     rescanIntervalMs: 100,
     // Short retries so a refused plugin is probed again quickly (the kubelet's would be 500 ms doubling).
     backoff: { initialMs: 50, maxMs: 200, factor: 2 },
-    onRegistered: (plugin) => registered.push(plugin),
+    onEvent: (event) => {
+      if (event.type === 'plugin-registered') registered.push(event.plugin);
+    },
   });
   const csi = createCsiHandler(recordingServices({ dataDir: dir.path }));
   manager.addHandler('CSIPlugin', csi);

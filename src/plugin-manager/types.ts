@@ -57,18 +57,43 @@ export interface PluginManagerOptions {
   liveness?: Partial<LivenessOptions> | false;
   /** Where the metrics are registered. Default: a private Registry (see `metricsRegistry`). */
   metricsRegistry?: Registry;
-  /** Every PluginEvent the manager emits: 'discovered', 'socket-removed', 'failed'. */
-  onEvent?: (event: PluginEvent) => void;
+  /**
+   * The manager's one event channel, called in order for every event (the
+   * same events `subscribe` streams): 'discovered', 'socket-removed',
+   * 'failed', 'plugin-registered', 'plugin-deregistered'.
+   */
+  onEvent?: (event: PluginManagerEvent) => void;
   /**
    * Log each failed attempt and liveness removal at warn. Default true; a
    * caller that logs the 'failed' events itself (the daemon) turns it off,
    * so each failure is logged once.
    */
   logFailures?: boolean;
-  /** A plugin was registered: its handler accepted it and the plugin was told so. */
-  onRegistered?: (plugin: RegisteredPlugin) => void;
-  /** A registered plugin was deregistered from its handler (socket gone, replaced, or dead). */
-  onDeregistered?: (plugin: RegisteredPlugin, reason: DeregistrationReason) => void;
+}
+
+/**
+ * What the plugin manager reports: the socket events of the common union
+ * ('discovered', 'socket-removed', 'failed'), and each plugin it registered
+ * (its handler accepted it and the plugin was told so) or deregistered from
+ * its handler (socket gone, replaced, or dead). The registry reports the
+ * instances themselves ('registered' / 'deregistered' in PluginEvent).
+ */
+export type PluginManagerEvent =
+  | Extract<PluginEvent, { type: 'discovered' | 'socket-removed' | 'failed' }>
+  | { type: 'plugin-registered'; at: number; socketPath: string; plugin: RegisteredPlugin }
+  | {
+      type: 'plugin-deregistered';
+      at: number;
+      socketPath: string;
+      plugin: RegisteredPlugin;
+      reason: DeregistrationReason;
+    };
+
+export interface PluginManagerSubscribeOptions {
+  /** Ends the stream when aborted. */
+  signal?: AbortSignal;
+  /** Events held for a slow consumer before its stream ends with BERTH_SUBSCRIBER_LAGGED. Default 1,000. */
+  queueSize?: number;
 }
 
 /** One registered plugin instance, as the plugin manager reports it. */
@@ -181,7 +206,11 @@ export interface PluginManager extends Lifecycle {
    * anywhere in the error's causes); returns how many. Called when writes work again.
    */
   retryStorageFailures(): number;
-  /** Subscribes to the manager's PluginEvents (besides options.onEvent); returns an unsubscribe function. */
-  subscribe(listener: (event: PluginEvent) => void): () => void;
+  /**
+   * The manager's events from now on (those `onEvent` gets), as a stream that
+   * ends when `signal` aborts, when the consumer breaks out of its loop, or
+   * when the manager stops.
+   */
+  subscribe(options?: PluginManagerSubscribeOptions): AsyncIterable<PluginManagerEvent>;
   readonly metricsRegistry: Registry;
 }

@@ -115,3 +115,66 @@ function createTempDirFor(t: TestContext): TempDir {
   t.after(() => dir.remove());
   return dir;
 }
+
+describe('plugin node with the built-in handlers (what the daemon runs)', () => {
+  it('builds, starts and stops the built-in handlers, versioned handlers and one gRPC dispenser from its options', async (t) => {
+    const dir = createTempDir();
+    t.after(() => dir.remove());
+    const events: PluginEvent[] = [];
+    const node = createPluginNode({
+      pluginsDir: dir.join('plugins'),
+      liveness: false,
+      builtinHandlers: { dataDir: dir.join('data'), options: { DRAPlugin: { maxClaimsPerCall: 7 } } },
+      handlerVersions: { 'example.com/versioned': ['v1beta1'] },
+      grpcDispenser: true,
+      onEvent: (event) => events.push(event),
+    });
+    t.after(() => node.stop());
+    assert.equal(
+      node.builtin,
+      undefined,
+      'the built-in handlers load at start, not at import or construction',
+    );
+    assert.deepEqual(node.handlerTypes, ['CSIPlugin', 'DevicePlugin', 'DRAPlugin', 'example.com/versioned']);
+    await node.start();
+    const builtin = (node as PluginNode).builtin;
+    assert.ok(builtin !== undefined);
+    assert.equal(builtin.CSIPlugin.state, 'running');
+    assert.equal(
+      builtin.DRAPlugin.options.maxClaimsPerCall,
+      7,
+      'each type gets its own handlerOptions section',
+    );
+    assert.deepEqual(node.manager.handlerTypes().sort(), [...node.handlerTypes].sort());
+
+    // A versioned type registers a plugin that speaks an accepted version, and the gRPC dispenser serves it.
+    const accepted = createExamplePlugin({
+      socketPath: dir.join('plugins', 'ok.sock'),
+      name: 'ok',
+      type: 'example.com/versioned',
+      versions: ['v1beta1'],
+    });
+    t.after(() => accepted.stop());
+    await accepted.start();
+    assert.deepEqual(await accepted.nextStatus(), { pluginRegistered: true, error: '' });
+    await waitFor(
+      'the registry to list it',
+      () => node.registry.listPlugins('example.com/versioned')?.length === 1,
+    );
+    // A reload's new version list applies to later registrations.
+    node.setHandlerVersions('example.com/versioned', ['v2']);
+    const refused = createExamplePlugin({
+      socketPath: dir.join('plugins', 'old.sock'),
+      name: 'old',
+      type: 'example.com/versioned',
+      versions: ['v1beta1'],
+    });
+    t.after(() => refused.stop());
+    await refused.start();
+    assert.equal((await refused.nextStatus()).pluginRegistered, false);
+
+    await node.stop();
+    assert.equal(builtin.CSIPlugin.state, 'stopped', 'the node stops the handlers it built');
+    assert.equal(builtin.DRAPlugin.state, 'stopped');
+  });
+});

@@ -1,31 +1,31 @@
 import {
   BerthError,
+  DEFAULT_BERTH_MODE,
   type Lifecycle,
-  LifecycleController,
-  type LifecycleState,
-  type PluginEvent,
+  LifecycleComponent,
   type PluginInstanceInfo,
   silentLogger,
   systemClock,
 } from '../common/index.js';
-import type { InstanceRef, PluginHandler } from '../handlers/index.js';
+import type { BuiltinHandlerSet, InstanceRef, PluginHandler } from '../handlers/index.js';
 import { createPluginManager, type PluginManager } from '../plugin-manager/index.js';
 import {
+  createGrpcDispenser,
   createRegistry,
   createRegistryBridge,
+  type GrpcDispenser,
   type Registry,
   type RegistryBridge,
 } from '../registry/index.js';
+import { buildNodeHandlers, configuredTypes, type NodeHandlers } from './node-handlers.js';
 import { DEFAULT_RESTORE_SETTLE_TIMEOUT_MS, type PluginNodeOptions } from './plugin-node-options.js';
 import { waitForRestoredSockets } from './restore-settle.js';
-
-/** The plugin manager's own events; registry changes come from the registry itself. */
-const MANAGER_EVENTS = new Set<PluginEvent['type']>(['discovered', 'socket-removed', 'failed']);
 
 /**
  * berth's core as a library, and the daemon's core: the plugin manager
  * (watcher, reconciler, executor, liveness), the dynamic registry, the bridge
- * between them, and restore settling, behind one lifecycle.
+ * between them, the handlers (built-in ones loaded lazily), the gRPC
+ * dispenser, and restore settling, behind one lifecycle.
  *
  * Start: the plugin manager's first directory scan, then a wait until every
  * restored plugin whose socket is still there has settled (confirmed by a
@@ -45,22 +45,31 @@ export interface PluginNode extends Lifecycle {
   recordFacts(instance: InstanceRef, facts: Readonly<Record<string, string>>): void;
   /** Restored instances dropped at the last start because their socket was gone or never answered. */
   readonly droppedAtStart: readonly PluginInstanceInfo[];
+  /** The built-in handlers (option `builtinHandlers`), built once start has loaded them. */
+  readonly builtin: BuiltinHandlerSet | undefined;
+  /** Every plugin type with a handler built from the options (built-in, versioned, factories). */
+  readonly handlerTypes: readonly string[];
+  /** A new version list for a versioned handler (a config reload); later registrations are checked against it. */
+  setHandlerVersions(type: string, versions: readonly string[]): void;
 }
 
 export function createPluginNode(options: PluginNodeOptions): PluginNode {
   return new BerthPluginNode(options);
 }
 
-class BerthPluginNode implements PluginNode {
+class BerthPluginNode extends LifecycleComponent implements PluginNode {
   readonly registry: Registry;
   readonly manager: PluginManager;
   droppedAtStart: readonly PluginInstanceInfo[] = [];
   readonly #bridge: RegistryBridge;
   readonly #options: PluginNodeOptions;
   readonly #settled = new Set<(socketPath: string) => void>();
-  readonly #lifecycle: LifecycleController;
+  readonly #grpc: GrpcDispenser | undefined;
+  readonly handlerTypes: readonly string[];
+  #handlers: NodeHandlers | undefined;
 
   constructor(options: PluginNodeOptions) {
+    super();
     this.#options = options;
     const clock = options.clock ?? systemClock;
     const logger = options.logger ?? silentLogger;
@@ -72,6 +81,9 @@ class BerthPluginNode implements PluginNode {
       subscriberQueueSize,
       onEvent,
       restoreSettleTimeoutMs,
+      builtinHandlers,
+      handlerVersions,
+      grpcDispenser,
       ...managerOptions
     } = options;
     if (
@@ -83,9 +95,21 @@ class BerthPluginNode implements PluginNode {
         `plugin node: restoreSettleTimeoutMs must be a positive number of milliseconds, got ${String(restoreSettleTimeoutMs)}`,
       );
     }
+    this.handlerTypes = configuredTypes(builtinHandlers, handlerVersions ?? {}, handlers ?? {});
+    // One gRPC dispenser serves every handler type; it watches the registry to close clients of
+    // instances that went away.
+    this.#grpc =
+      grpcDispenser === true
+        ? createGrpcDispenser({ logger: logger.child({ component: 'dispenser' }) })
+        : undefined;
+    const grpc = this.#grpc;
+    const allDispensers =
+      grpc === undefined
+        ? dispensers
+        : { ...Object.fromEntries(this.handlerTypes.map((type) => [type, grpc.dispenser])), ...dispensers };
     this.registry = createRegistry({
       ...(storage === undefined ? {} : { storage }),
-      ...(dispensers === undefined ? {} : { dispensers }),
+      ...(allDispensers === undefined ? {} : { dispensers: allDispensers }),
       ...(defaultDispenser === undefined ? {} : { defaultDispenser }),
       ...(subscriberQueueSize === undefined ? {} : { subscriberQueueSize }),
       clock,
@@ -94,6 +118,7 @@ class BerthPluginNode implements PluginNode {
       // Registrations refused while writes failed are retried at once, not after their backoff.
       onStorageRecovered: () => this.manager.retryStorageFailures(),
     });
+    grpc?.attach(this.registry);
     this.#bridge = createRegistryBridge({
       registry: this.registry,
       logger: logger.child({ component: 'bridge' }),
@@ -106,25 +131,33 @@ class BerthPluginNode implements PluginNode {
       clock,
       logger,
       onEvent: (event) => {
-        if (MANAGER_EVENTS.has(event.type)) onEvent?.(event);
-        if ('socketPath' in event) settled(event.socketPath);
+        // The registry reports the instances themselves; the node passes on the socket events.
+        if (event.type !== 'plugin-registered' && event.type !== 'plugin-deregistered') onEvent?.(event);
+        settled(event.socketPath);
       },
-      onRegistered: (plugin) => settled(plugin.socketPath),
     });
     for (const [type, factory] of Object.entries(handlers ?? {})) {
       this.manager.addHandler(type, factory(this.#bridge.handlerFor(type)));
     }
-    this.#lifecycle = new LifecycleController({
-      onStart: (signal) => this.#start(signal),
-      onStop: async () => {
-        await this.manager.stop();
-        await this.registry.stop();
-      },
-    });
   }
 
-  get state(): LifecycleState {
-    return this.#lifecycle.state;
+  protected override onStart(signal: AbortSignal): Promise<void> | void {
+    return this.#start(signal);
+  }
+
+  protected override async onStop(): Promise<void> {
+    await this.manager.stop();
+    await this.registry.stop();
+    await Promise.all(Object.values(this.#handlers?.builtin ?? {}).map((handler) => handler.stop?.()));
+    await this.#grpc?.stop();
+  }
+
+  get builtin(): BuiltinHandlerSet | undefined {
+    return this.#handlers?.builtin;
+  }
+
+  setHandlerVersions(type: string, versions: readonly string[]): void {
+    this.#handlers?.versions.set(type, [...versions]);
   }
 
   addHandler(type: string, handler: PluginHandler): void {
@@ -139,19 +172,30 @@ class BerthPluginNode implements PluginNode {
     this.#bridge.recordFacts(instance, facts);
   }
 
-  start(signal?: AbortSignal): Promise<void> {
-    return this.#lifecycle.start(signal);
-  }
-
-  stop(): Promise<void> {
-    return this.#lifecycle.stop();
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.stop();
+  /** Loads and builds the handlers the options name, starts the built-in ones, and hands all to the manager. */
+  async #startHandlers(signal: AbortSignal): Promise<void> {
+    const options = this.#options;
+    const logger = options.logger ?? silentLogger;
+    this.#handlers = await buildNodeHandlers({
+      builtin: options.builtinHandlers,
+      versions: options.handlerVersions ?? {},
+      mode: options.mode ?? DEFAULT_BERTH_MODE,
+      logger,
+      clock: options.clock ?? systemClock,
+      emit: (event) => options.onEvent?.(event),
+      recordFacts: (instance, facts) => this.recordFacts(instance, facts),
+      delegateFor: (type) => this.registryHandler(type),
+    });
+    for (const handler of Object.values(this.#handlers.builtin ?? {})) {
+      if (signal.aborted) return;
+      await handler.start?.(signal);
+    }
+    for (const [type, handler] of this.#handlers.all) this.manager.addHandler(type, handler);
   }
 
   async #start(signal: AbortSignal): Promise<void> {
+    await this.#startHandlers(signal);
+    if (signal.aborted) return;
     // Restores from storage (a storage started by the caller was restored at construction).
     await this.registry.start(signal);
     this.#bridge.captureRestored();

@@ -5,8 +5,7 @@ import {
   type Clock,
   type ClockTimer,
   type Lifecycle,
-  LifecycleController,
-  type LifecycleState,
+  LifecycleComponent,
   type Logger,
 } from '../common/index.js';
 import type { OperationEvent, OperationExecutor, RunRefusal } from '../executor/index.js';
@@ -91,7 +90,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
  * resync period as a safety net. Refusals are values, not exceptions, so a
  * storm of refusals costs no stack traces.
  */
-class IncrementalReconciler implements Reconciler {
+class IncrementalReconciler extends LifecycleComponent implements Reconciler {
   readonly #dsw: DesiredStateOfWorld & Lookup;
   readonly #asw: ActualStateOfWorld & Lookup;
   readonly #executor: OperationExecutor;
@@ -107,9 +106,9 @@ class IncrementalReconciler implements Reconciler {
   #flushScheduled = false;
   #resyncTimer: ClockTimer | undefined;
   readonly #getHandler = (type: string) => this.#handlers.get(type);
-  readonly #lifecycle: LifecycleController;
 
   constructor(options: ReconcilerOptions, resyncPeriodMs: number) {
+    super();
     this.#dsw = options.desiredState;
     this.#asw = options.actualState;
     this.#executor = options.executor;
@@ -117,46 +116,30 @@ class IncrementalReconciler implements Reconciler {
     this.#clock = options.clock;
     this.#logger = options.logger;
     this.#resyncPeriodMs = resyncPeriodMs;
-    this.#lifecycle = new LifecycleController({
-      onStart: () => {
-        this.#unsubscribe.push(
-          this.#dsw.onChange((socketPath) => this.#touch(socketPath)),
-          this.#handlers.onAdded((type) => this.#onHandlerAdded(type)),
-          this.#executor.addListener((event) => this.#onOperationSettled(event)),
-        );
-        // Running from here on, so the first pass may start work.
-        this.#running = true;
-        this.reconcile();
-      },
-      onStop: () => {
-        this.#running = false;
-        for (const off of this.#unsubscribe.splice(0)) off();
-        if (this.#resyncTimer) this.#clock.clearTimeout(this.#resyncTimer);
-        this.#resyncTimer = undefined;
-        for (const timer of this.#retryTimers.values()) this.#clock.clearTimeout(timer);
-        this.#retryTimers.clear();
-        this.#dirty.clear();
-      },
-    });
+  }
+
+  protected override onStart(): Promise<void> | void {
+    this.#unsubscribe.push(
+      this.#dsw.onChange((socketPath) => this.#touch(socketPath)),
+      this.#handlers.onAdded((type) => this.#onHandlerAdded(type)),
+      this.#executor.addListener((event) => this.#onOperationSettled(event)),
+    );
+    // Running from here on, so the first pass may start work.
+    this.#running = true;
+    this.reconcile();
+  }
+
+  protected override onStop(): Promise<void> | void {
+    this.#running = false;
+    for (const off of this.#unsubscribe.splice(0)) off();
+    if (this.#resyncTimer) this.#clock.clearTimeout(this.#resyncTimer);
+    this.#resyncTimer = undefined;
+    for (const timer of this.#retryTimers.values()) this.#clock.clearTimeout(timer);
+    this.#retryTimers.clear();
+    this.#dirty.clear();
   }
 
   #running = false;
-
-  get state(): LifecycleState {
-    return this.#lifecycle.state;
-  }
-
-  start(signal?: AbortSignal): Promise<void> {
-    return this.#lifecycle.start(signal);
-  }
-
-  stop(): Promise<void> {
-    return this.#lifecycle.stop();
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.stop();
-  }
 
   wake(): void {
     if (!this.#running) return;

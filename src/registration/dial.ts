@@ -13,10 +13,12 @@
 import type { ClientHttp2Session } from 'node:http2';
 import { resolve as resolvePath } from 'node:path';
 import { create, toBinary } from '@bufbuild/protobuf';
-import { abortedError, BerthError } from '../common/index.js';
+import { abortedError, BerthError, nextBackoffMs } from '../common/index.js';
+import { UNIX_SOCKET_PATH_MAX_BYTES } from '../unix-grpc/unix-grpc-options.js';
 import { InfoRequestSchema, RegistrationStatusSchema } from './gen/pluginregistration/api_pb.js';
 import { connectSocket, GrpcCallError, type SessionAttempt, startSession, unaryCall } from './h2-client.js';
 import { PLUGIN_INFO_LIMITS } from './plugin-info-bounds.js';
+import { DIAL_RETRY_BACKOFF } from './registration-options.js';
 import type {
   CallOptions,
   DialOptions,
@@ -40,10 +42,6 @@ export const freshChannelOptions = {
   'grpc.max_receive_message_length': PLUGIN_INFO_LIMITS.messageBytes,
 } as const;
 
-/** Retries of a connection closed before HTTP/2 started: 10 ms doubling to 100 ms. */
-const RETRY_FIRST_MS = 10;
-const RETRY_MAX_MS = 100;
-
 const GET_INFO_PATH = registrationMethods.getInfo.path;
 const NOTIFY_PATH = registrationMethods.notifyRegistrationStatus.path;
 const EMPTY_INFO_REQUEST = toBinary(InfoRequestSchema, create(InfoRequestSchema));
@@ -59,15 +57,12 @@ export const dialRegistration: DialRegistration = async (socketPath, options) =>
   return new H2RegistrationConnection(socketPath, session);
 };
 
-/** sun_path holds 108 bytes with its NUL; a longer path cannot be connected to at all. */
-const UNIX_PATH_MAX_BYTES = 107;
-
 function assertSocketPathFits(path: string): void {
   const bytes = Buffer.byteLength(path);
-  if (bytes > UNIX_PATH_MAX_BYTES) {
+  if (bytes > UNIX_SOCKET_PATH_MAX_BYTES) {
     throw dialError(
       path,
-      `the path is ${bytes} bytes, longer than the unix socket limit of ${UNIX_PATH_MAX_BYTES}`,
+      `the path is ${bytes} bytes, longer than the unix socket limit of ${UNIX_SOCKET_PATH_MAX_BYTES}`,
     );
   }
 }
@@ -161,7 +156,7 @@ function dialError(socketPath: string, reason: string, cause?: unknown): BerthEr
 async function openWithRetries(socketPath: string, options: DialOptions): Promise<ClientHttp2Session> {
   const { timeoutMs, signal } = options;
   const deadline = Date.now() + timeoutMs;
-  let delay = RETRY_FIRST_MS;
+  let delay = nextBackoffMs(DIAL_RETRY_BACKOFF, 0);
   let last = 'no answer';
   const timedOut = (why: string, cause?: unknown) =>
     dialError(socketPath, `timed out after ${timeoutMs} ms (${why})`, cause);
@@ -186,7 +181,7 @@ async function openWithRetries(socketPath: string, options: DialOptions): Promis
         last = attempt.failure.reason;
         if (Date.now() + delay >= deadline) throw timedOut(last, attempt.failure.cause);
         await pause(delay, signal, socketPath);
-        delay = Math.min(RETRY_MAX_MS, delay * 2);
+        delay = nextBackoffMs(DIAL_RETRY_BACKOFF, delay);
     }
   }
 }

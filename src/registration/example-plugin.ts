@@ -4,6 +4,8 @@
  * and versions, and serves the example v1beta1/v1beta2 APIs so the example
  * handler can call them after registering it.
  */
+
+import { EXAMPLE_VERSIONS } from './registration-options.js';
 import {
   RegistrationServer,
   type RegistrationServerBehaviour,
@@ -35,7 +37,7 @@ export class ExamplePlugin extends RegistrationServer {
     const serverOptions: RegistrationServerOptions = {
       socketPath: options.socketPath,
       info: () => ({ type: options.type, name: options.name, endpoint, supportedVersions: [...versions] }),
-      services: options.services ?? ['v1beta1', 'v1beta2'],
+      services: options.services ?? [...EXAMPLE_VERSIONS],
     };
     if (options.behaviour !== undefined) serverOptions.behaviour = options.behaviour;
     super(serverOptions);

@@ -18,8 +18,15 @@ import {
   type ServiceError,
   type sendUnaryData,
 } from '@grpc/grpc-js';
-import { BerthError, errorMessage } from '../common/index.js';
+import {
+  BerthError,
+  errorMessage,
+  type Lifecycle,
+  LifecycleController,
+  type LifecycleState,
+} from '../common/index.js';
 import { listenUnixGrpc, type UnixGrpcListener } from '../unix-grpc/index.js';
+import { UNIX_SOCKET_PATH_MAX_BYTES } from '../unix-grpc/unix-grpc-options.js';
 import { ExampleResponseSchema as ExampleResponseV1beta1Schema } from './gen/example/v1beta1/example_pb.js';
 import { ExampleResponseSchema as ExampleResponseV1beta2Schema } from './gen/example/v1beta2/example_pb.js';
 import {
@@ -51,8 +58,6 @@ export interface RegistrationServerOptions {
   behaviour?: RegistrationServerBehaviour;
 }
 
-/** Linux's sun_path holds 108 bytes including the terminating NUL. */
-const MAX_SOCKET_PATH_BYTES = 107;
 /** How long stop() lets in-flight calls finish before cancelling them (upstream waits 1 s). */
 const GRACEFUL_STOP_MS = 1000;
 const DEFAULT_NEXT_STATUS_TIMEOUT_MS = 30_000;
@@ -67,7 +72,12 @@ export function createRegistrationServer(options: RegistrationServerOptions): Re
   return new RegistrationServer(options);
 }
 
-export class RegistrationServer implements AsyncDisposable {
+/**
+ * Lifecycle (common/lifecycle.ts), with one exception the plugin side needs:
+ * a stopped server may be started again (a plugin restarting on the same
+ * path), on a fresh lifecycle.
+ */
+export class RegistrationServer implements Lifecycle {
   readonly socketPath: string;
   readonly behaviour: RegistrationServerBehaviour;
   readonly services: readonly ExampleVersion[];
@@ -79,18 +89,19 @@ export class RegistrationServer implements AsyncDisposable {
   #getInfoCalls = 0;
   #server: Server | undefined;
   #listener: UnixGrpcListener | undefined;
-  #starting: Promise<void> | undefined;
-  #stopping: Promise<void> | undefined;
+  #life = this.#newLifecycle();
+  /** The listen in progress: stop waits for it, so it never leaves a server behind. */
+  #listening: Promise<void> | undefined;
 
   constructor(options: RegistrationServerOptions) {
     if (typeof options.socketPath !== 'string' || options.socketPath === '') {
       throw new BerthError('BERTH_SOCKET_PATH_EMPTY', 'socket path is empty');
     }
     const bytes = Buffer.byteLength(options.socketPath);
-    if (bytes > MAX_SOCKET_PATH_BYTES) {
+    if (bytes > UNIX_SOCKET_PATH_MAX_BYTES) {
       throw new BerthError(
         'BERTH_INVALID_ARGUMENT',
-        `socket path ${options.socketPath} is too long (${bytes} bytes; unix sockets allow ${MAX_SOCKET_PATH_BYTES})`,
+        `socket path ${options.socketPath} is too long (${bytes} bytes; unix sockets allow ${UNIX_SOCKET_PATH_MAX_BYTES})`,
       );
     }
     const services = options.services ?? [];
@@ -115,23 +126,34 @@ export class RegistrationServer implements AsyncDisposable {
   }
 
   get listening(): boolean {
-    return this.#server !== undefined && this.#stopping === undefined;
+    return this.#server !== undefined && this.state === 'running';
+  }
+
+  get state(): LifecycleState {
+    return this.#life.state;
+  }
+
+  #newLifecycle(): LifecycleController {
+    return new LifecycleController({
+      onStart: () => {
+        this.#listening = this.#listen();
+        return this.#listening;
+      },
+      onStop: () => this.#shutdown(),
+    });
   }
 
   /** Binds the socket (replacing a leftover socket file) and serves. Resolves once listening. */
-  start(): Promise<void> {
-    if (this.#stopping !== undefined) {
-      // A stopped server may be started again (a plugin restarting on the same path).
-      return this.#stopping.then(() => {
-        this.#stopping = undefined;
-        return this.start();
+  start(signal?: AbortSignal): Promise<void> {
+    const life = this.#life;
+    if (life.state === 'stopping' || life.state === 'stopped') {
+      // A stopped (or failed) server may be started again: a plugin restarting on the same path.
+      return life.stop().then(() => {
+        if (this.#life === life) this.#life = this.#newLifecycle();
+        return this.start(signal);
       });
     }
-    this.#starting ??= this.#listen().catch((err: unknown) => {
-      this.#starting = undefined;
-      throw err;
-    });
-    return this.#starting;
+    return life.start(signal);
   }
 
   async #listen(): Promise<void> {
@@ -247,13 +269,12 @@ export class RegistrationServer implements AsyncDisposable {
 
   /** Stops serving (cancelling calls still running after ~1 s) and removes the socket file. Idempotent. */
   stop(): Promise<void> {
-    this.#stopping ??= this.#shutdown();
-    return this.#stopping;
+    return this.#life.stop();
   }
 
   async #shutdown(): Promise<void> {
-    await this.#starting?.catch(() => undefined);
-    this.#starting = undefined;
+    await this.#listening?.catch(() => undefined);
+    this.#listening = undefined;
     for (const timer of this.#delayTimers) clearTimeout(timer);
     this.#delayTimers.clear();
     for (const waiter of this.#waiters.splice(0)) {
@@ -296,8 +317,8 @@ export class RegistrationServer implements AsyncDisposable {
     }
   }
 
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.stop();
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
   }
 }
 

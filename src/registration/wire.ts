@@ -32,6 +32,7 @@ import {
 } from './gen/pluginregistration/api_pb.js';
 
 import { checkPluginInfoWire } from './plugin-info-bounds.js';
+import { EXAMPLE_VERSIONS } from './registration-options.js';
 
 /** `/<package>.<Service>/<Method>`, the HTTP/2 path every gRPC stack uses. */
 export function methodPath(method: DescMethod): string {
@@ -96,8 +97,8 @@ export const exampleV1beta2Methods = {
 export const exampleV1beta2Service: ServiceDefinition<typeof exampleV1beta2Methods> = exampleV1beta2Methods;
 
 /** Example API versions the example plugin can serve (kubelet's pluginwatcher test APIs). */
-export type ExampleVersion = 'v1beta1' | 'v1beta2';
-export const exampleVersions: readonly ExampleVersion[] = ['v1beta1', 'v1beta2'];
+export type ExampleVersion = (typeof EXAMPLE_VERSIONS)[number];
+export const exampleVersions: readonly ExampleVersion[] = EXAMPLE_VERSIONS;
 
 export const exampleServices = {
   v1beta1: exampleV1beta1Service,

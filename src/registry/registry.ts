@@ -7,14 +7,22 @@ import {
   errorCode,
   errorMessage,
   isBerthError,
-  LifecycleController,
-  type LifecycleState,
+  LifecycleComponent,
   nextBackoffMs,
   type PluginEvent,
   type PluginInstanceInfo,
   type RegistryEvent,
 } from '../common/index.js';
 import type { RegistryChange, RegistryState } from '../storage/index.js';
+import {
+  Catalogue,
+  type ChangeEvent,
+  type InstanceKey,
+  noPluginsForType,
+  type Op,
+  type Plan,
+  type Settle,
+} from './catalogue.js';
 import { copyInfo, sameDefinition } from './instance-info.js';
 import {
   checkQueueSize,
@@ -48,43 +56,12 @@ interface Waiter {
   fail(error: BerthError): void;
 }
 
-type ChangeEvent = Extract<RegistryEvent, { type: 'registered' | 'updated' | 'deregistered' }>;
-
-interface Settle {
-  /** When the change was asked for (stamps registeredAt and the event). */
-  at: number;
-  resolve(): void;
-  reject(error: unknown): void;
-}
-
-type Op =
-  | ({ kind: 'register'; info: PluginInstanceInfo } & Settle)
-  | ({ kind: 'deregister'; type: string; name: string; allocId: string } & Settle);
-
-interface InstanceKey {
-  type: string;
-  name: string;
-  allocId: string;
-}
-
-/** What a batch of changes would do, worked out on copies of the lists it touches. */
-interface Plan {
-  changes: RegistryChange[];
-  /** (type, name) -> the list after the batch. */
-  lists: Map<string, { type: string; name: string; list: PluginInstanceInfo[] }>;
-  /** Types the batch introduces. */
-  newTypes: Set<string>;
-  outcomes: Array<{ op: Op; event?: ChangeEvent; error?: BerthError }>;
-}
-
-const nameKey = (type: string, name: string) => JSON.stringify([type, name]);
 const instanceKey = (k: InstanceKey) => JSON.stringify([k.type, k.name, k.allocId]);
 
-class DynamicPluginRegistry implements Registry {
+class DynamicPluginRegistry extends LifecycleComponent implements Registry {
   readonly #options: ResolvedRegistryOptions;
-  readonly #lifecycle: LifecycleController;
-  /** Durable state: type -> name -> instances, newest first. A name's list is never left empty. */
-  readonly #plugins = new Map<string, Map<string, PluginInstanceInfo[]>>();
+  /** Durable state: what landed in the storage (catalogue.ts). */
+  readonly #catalogue = new Catalogue();
   readonly #stubs = new Map<string, PluginDispenser>();
   readonly #subscribers = new Set<Subscriber>();
   readonly #waiters = new Set<Waiter>();
@@ -114,37 +91,26 @@ class DynamicPluginRegistry implements Registry {
   #rewriteWanted = false;
 
   constructor(options: ResolvedRegistryOptions) {
+    super();
     this.#options = options;
-    this.#lifecycle = new LifecycleController({
-      onStart: () => this.#onStart(),
-      onStop: () => this.#onStop(),
-    });
     options.storage?.onRecreated?.((error) => this.#storageRecreated(error));
     // A storage that is already open is read at once, so the registry is readable from construction.
     if (options.storage?.state === 'running') this.#restore();
   }
 
-  get state(): LifecycleState {
-    return this.#lifecycle.state;
+  protected override onStart(): Promise<void> | void {
+    return this.#onStart();
   }
 
-  start(signal?: AbortSignal): Promise<void> {
-    return this.#lifecycle.start(signal);
-  }
-
-  stop(): Promise<void> {
-    return this.#lifecycle.stop();
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.stop();
+  protected override onStop(): Promise<void> | void {
+    return this.#onStop();
   }
 
   registerPlugin(info: PluginInstanceInfo): Promise<void> {
     const incoming = normalizeRegistration(info);
     // Restoring a known instance must neither reorder nor re-announce it (Nomad's rule), nor write.
     if (this.#accepting && this.#queue.length === 0 && this.#loop === undefined) {
-      const existing = this.#find(incoming);
+      const existing = this.#catalogue.find(incoming);
       if (existing !== undefined && sameDefinition(existing, incoming)) return Promise.resolve();
     }
     return this.#enqueue((settle) => ({ kind: 'register', info: incoming, ...settle }));
@@ -158,22 +124,15 @@ class DynamicPluginRegistry implements Registry {
   }
 
   listPlugins(type: string): PluginInstanceInfo[] | undefined {
-    const byName = this.#plugins.get(type);
-    if (byName === undefined) return undefined;
-    const current: PluginInstanceInfo[] = [];
-    for (const name of [...byName.keys()].sort()) {
-      const front = byName.get(name)?.[0];
-      if (front !== undefined) current.push(copyInfo(front));
-    }
-    return current;
+    return this.#catalogue.list(type);
   }
 
   listInstances(type: string, name: string): PluginInstanceInfo[] {
-    return (this.#plugins.get(type)?.get(name) ?? []).map(copyInfo);
+    return this.#catalogue.instances(type, name);
   }
 
   types(): string[] {
-    return [...this.#plugins.keys()].sort();
+    return this.#catalogue.types();
   }
 
   async dispensePlugin(type: string, name: string): Promise<unknown> {
@@ -185,7 +144,7 @@ class DynamicPluginRegistry implements Registry {
     }
     // A stub only stands in for a real dispenser (upstream checks the real one first).
     const dispenser = this.#stubs.get(type) ?? real;
-    const front = this.#requireType(type).get(name)?.[0];
+    const front = this.#catalogue.requireType(type).get(name)?.[0];
     if (front === undefined) {
       throw new BerthError('BERTH_PLUGIN_NOT_FOUND', `plugin ${name} for type ${type} not found`);
     }
@@ -194,7 +153,8 @@ class DynamicPluginRegistry implements Registry {
   }
 
   pluginForAlloc(type: string, name: string, allocId: string): PluginInstanceInfo {
-    const found = this.#requireType(type)
+    const found = this.#catalogue
+      .requireType(type)
       .get(name)
       ?.find((entry) => entry.allocId === allocId);
     if (found === undefined)
@@ -207,7 +167,7 @@ class DynamicPluginRegistry implements Registry {
   }
 
   waitForPlugin(type: string, name: string, options: WaitForPluginOptions = {}): Promise<PluginInstanceInfo> {
-    const current = this.#current(type, name);
+    const current = this.#catalogue.current(type, name);
     if (current !== undefined) return Promise.resolve(copyInfo(current));
     const { signal } = options;
     const what = `waiting for plugin ${name} of type ${type}`;
@@ -229,7 +189,7 @@ class DynamicPluginRegistry implements Registry {
       const waiter: Waiter = {
         type,
         check: () => {
-          const found = this.#current(type, name);
+          const found = this.#catalogue.current(type, name);
           if (found !== undefined) settle(() => resolve(copyInfo(found)));
         },
         fail: (error) => settle(() => reject(error)),
@@ -323,7 +283,7 @@ class DynamicPluginRegistry implements Registry {
   #enqueue(build: (settle: Settle) => Op): Promise<void> {
     if (!this.#accepting) return Promise.reject(shutDownError('changing the registry'));
     // The first change starts a registry nobody started (start is idempotent).
-    if (this.#lifecycle.state === 'new') this.start().catch(() => undefined);
+    if (this.state === 'new') this.start().catch(() => undefined);
     const at = this.#options.clock.now();
     return new Promise<void>((resolve, reject) => {
       this.#queue.push(build({ at, resolve, reject }));
@@ -356,7 +316,7 @@ class DynamicPluginRegistry implements Registry {
 
   /** One transaction: the retried deletes first, then the batch; applied in memory only once durable. */
   async #commit(ops: Op[]): Promise<void> {
-    const plan = this.#plan(ops);
+    const plan = this.#catalogue.plan(ops);
     const { storage } = this.#options;
     const retried = [...this.#pendingDeletes.values()];
     const changes: RegistryChange[] = [
@@ -369,7 +329,7 @@ class DynamicPluginRegistry implements Registry {
       try {
         if (this.#rewriteWanted) {
           // What is in memory is the truth: it is written back whole (without this batch, which follows).
-          storage.putDynamicPluginRegistryState(this.#snapshot());
+          storage.putDynamicPluginRegistryState(this.#catalogue.snapshot());
           this.#rewriteWanted = false;
         }
         await storage.applyChanges(changes);
@@ -383,74 +343,9 @@ class DynamicPluginRegistry implements Registry {
     this.#apply(plan);
   }
 
-  #plan(ops: Op[]): Plan {
-    const plan: Plan = { changes: [], lists: new Map(), newTypes: new Set(), outcomes: [] };
-    const listFor = (type: string, name: string) => {
-      const key = nameKey(type, name);
-      let entry = plan.lists.get(key);
-      if (entry === undefined) {
-        entry = { type, name, list: [...(this.#plugins.get(type)?.get(name) ?? [])] };
-        plan.lists.set(key, entry);
-      }
-      return entry.list;
-    };
-    for (const op of ops) {
-      if (op.kind === 'register') {
-        const incoming = op.info;
-        const list = listFor(incoming.type, incoming.name);
-        const index = list.findIndex((entry) => entry.allocId === incoming.allocId);
-        const existing = list[index];
-        if (existing !== undefined) {
-          if (sameDefinition(existing, incoming)) {
-            plan.outcomes.push({ op });
-            continue;
-          }
-          // nomad#11786: a changed definition replaces the entry where it stands and is announced.
-          const updated = { ...incoming };
-          if (existing.registeredAt !== undefined) updated.registeredAt = existing.registeredAt;
-          list[index] = updated;
-          plan.changes.push({ op: 'put', info: updated, front: false });
-          plan.outcomes.push({
-            op,
-            event: { type: 'updated', at: op.at, plugin: copyInfo(updated), previous: copyInfo(existing) },
-          });
-          continue;
-        }
-        const entry = { ...incoming, registeredAt: op.at };
-        list.unshift(entry);
-        if (!this.#plugins.has(incoming.type)) plan.newTypes.add(incoming.type);
-        plan.changes.push({ op: 'put', info: entry, front: true });
-        plan.outcomes.push({ op, event: { type: 'registered', at: op.at, plugin: copyInfo(entry) } });
-        continue;
-      }
-      if (!this.#plugins.has(op.type) && !plan.newTypes.has(op.type)) {
-        plan.outcomes.push({ op, error: noPluginsForType(op.type) });
-        continue;
-      }
-      const list = listFor(op.type, op.name);
-      const index = list.findIndex((entry) => entry.allocId === op.allocId);
-      const removed = list[index];
-      // Unlike upstream, a miss announces nothing: no consumer tears down an instance that is still there.
-      if (removed === undefined) {
-        plan.outcomes.push({ op });
-        continue;
-      }
-      list.splice(index, 1);
-      plan.changes.push({ op: 'delete', type: op.type, name: op.name, allocId: op.allocId });
-      plan.outcomes.push({ op, event: { type: 'deregistered', at: op.at, plugin: copyInfo(removed) } });
-    }
-    return plan;
-  }
-
   /** Makes a durable batch visible, then announces it in order and answers its callers. */
   #apply(plan: Plan): void {
-    for (const type of plan.newTypes) if (!this.#plugins.has(type)) this.#plugins.set(type, new Map());
-    for (const { type, name, list } of plan.lists.values()) {
-      const byName = this.#plugins.get(type);
-      if (byName === undefined) continue; // only a refused deregister of an unknown type looked here
-      if (list.length === 0) byName.delete(name);
-      else byName.set(name, list);
-    }
+    this.#catalogue.apply(plan);
     for (const { op, event, error } of plan.outcomes) {
       if (error !== undefined) {
         op.reject(error);
@@ -468,13 +363,11 @@ class DynamicPluginRegistry implements Registry {
    */
   #writeFailed(err: unknown, ops: Op[]): void {
     const { clock, logger } = this.#options;
-    const error = isBerthError(err)
-      ? err
-      : new BerthError(
-          'BERTH_STORAGE_FAILED',
-          `failed to persist dynamic plugin registry changes: ${errorMessage(err)}`,
-          { cause: err },
-        );
+    const error = BerthError.from(
+      err,
+      'BERTH_STORAGE_FAILED',
+      'failed to persist dynamic plugin registry changes',
+    );
     this.#failures += 1;
     this.#consecutiveFailures += 1;
     this.#failingSince ??= clock.now();
@@ -486,22 +379,17 @@ class DynamicPluginRegistry implements Registry {
     this.#emit(storageErrorEvent(error, clock.now()));
     for (const op of ops) {
       if (op.kind === 'register') {
-        const existing = this.#find(op.info);
+        const existing = this.#catalogue.find(op.info);
         if (existing !== undefined && sameDefinition(existing, op.info)) op.resolve();
         else op.reject(error);
         continue;
       }
-      const byName = this.#plugins.get(op.type);
-      if (byName === undefined) {
+      if (!this.#catalogue.has(op.type)) {
         op.reject(noPluginsForType(op.type));
         continue;
       }
-      const list = byName.get(op.name);
-      const index = list?.findIndex((entry) => entry.allocId === op.allocId) ?? -1;
-      const removed = list?.[index];
-      if (list !== undefined && removed !== undefined) {
-        list.splice(index, 1);
-        if (list.length === 0) byName.delete(op.name);
+      const removed = this.#catalogue.hide(op);
+      if (removed !== undefined) {
         this.#pendingDeletes.set(instanceKey(op), { type: op.type, name: op.name, allocId: op.allocId });
         this.#publish({ type: 'deregistered', at: op.at, plugin: copyInfo(removed) });
       }
@@ -576,17 +464,6 @@ class DynamicPluginRegistry implements Registry {
     return this.#rewriteWanted && this.#failingSince === undefined;
   }
 
-  /** The durable in-memory state, as the storage's whole-state shape. */
-  #snapshot(): RegistryState {
-    const plugins: RegistryState['plugins'] = {};
-    for (const [type, byName] of this.#plugins) {
-      const names: Record<string, PluginInstanceInfo[]> = {};
-      for (const [name, list] of byName) setOwn(names, name, list.map(copyInfo));
-      setOwn(plugins, type, names);
-    }
-    return { plugins };
-  }
-
   #publish(event: ChangeEvent): void {
     this.#emit(event);
     if (!this.#closed) {
@@ -617,38 +494,12 @@ class DynamicPluginRegistry implements Registry {
       this.#emit(storageErrorEvent(err, clock.now()));
       return;
     }
-    let instances = 0;
-    for (const [type, byName] of Object.entries(state?.plugins ?? {})) {
-      const names = new Map<string, PluginInstanceInfo[]>();
-      for (const [name, list] of Object.entries(byName ?? {})) {
-        if (!Array.isArray(list) || list.length === 0) continue;
-        names.set(name, list.map(copyInfo));
-        instances += list.length;
-      }
-      this.#plugins.set(type, names);
-    }
+    const instances = this.#catalogue.load(state);
     if (state !== undefined) {
-      logger.info({ types: this.#plugins.size, instances }, 'restored dynamic plugin registry');
+      logger.info({ types: this.#catalogue.typeCount, instances }, 'restored dynamic plugin registry');
     }
     // Opened read-only (a full disk): what was read is listed, writes are refused until a probe lands.
     if (storage.readOnly !== undefined) this.#markFailing(storage.readOnly);
-  }
-
-  #find(key: InstanceKey): PluginInstanceInfo | undefined {
-    return this.#plugins
-      .get(key.type)
-      ?.get(key.name)
-      ?.find((entry) => entry.allocId === key.allocId);
-  }
-
-  #requireType(type: string): Map<string, PluginInstanceInfo[]> {
-    const byName = this.#plugins.get(type);
-    if (byName === undefined) throw noPluginsForType(type);
-    return byName;
-  }
-
-  #current(type: string, name: string): PluginInstanceInfo | undefined {
-    return this.#plugins.get(type)?.get(name)?.[0];
   }
 
   /** The daemon's tap; a throwing tap must not break the registry. */
@@ -661,11 +512,6 @@ class DynamicPluginRegistry implements Registry {
       logger.error({ err: errorMessage(err), event: event.type }, 'registry onEvent callback failed');
     }
   }
-}
-
-/** Types and names are plugin input: "__proto__" must become a key, not a prototype. */
-function setOwn<T>(record: Record<string, T>, key: string, value: T): void {
-  Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 function copyEvent(event: ChangeEvent): ChangeEvent {
@@ -684,10 +530,6 @@ function storageErrorEvent(err: unknown, at: number): PluginEvent {
   const path = isBerthError(err) ? err.details.path : undefined;
   if (typeof path === 'string') event.path = path;
   return event;
-}
-
-function noPluginsForType(type: string): BerthError {
-  return new BerthError('BERTH_NO_PLUGINS_FOR_TYPE', `no plugins registered for type: ${type}`);
 }
 
 function shutDownError(what: string): BerthError {

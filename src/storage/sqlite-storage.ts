@@ -6,8 +6,7 @@ import {
   type ClockTimer,
   errorMessage,
   isBerthError,
-  LifecycleController,
-  type LifecycleState,
+  LifecycleComponent,
 } from '../common/index.js';
 import { CorruptStateError } from './corrupt-state-error.js';
 import { migrate, readSchemaVersion, SCHEMA_VERSION } from './sqlite-migrations.js';
@@ -66,10 +65,9 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
   return new SqliteStateStorage(resolveSqliteStorageOptions(options));
 }
 
-class SqliteStateStorage implements SqliteStorage {
+class SqliteStateStorage extends LifecycleComponent implements SqliteStorage {
   readonly path: string;
   readonly #options: ResolvedSqliteStorageOptions;
-  readonly #lifecycle: LifecycleController;
   readonly #writer: SqliteWriter;
   readonly #stats: StorageWriteStats = { transactions: 0, changes: 0, rowsWritten: 0, failures: 0 };
   #db: Db | undefined;
@@ -85,41 +83,26 @@ class SqliteStateStorage implements SqliteStorage {
   readonly #recreatedListeners = new Set<StorageRecreatedListener>();
 
   constructor(options: ResolvedSqliteStorageOptions) {
+    super();
     this.#options = options;
     this.path = options.path;
     this.#writer = new SqliteWriter({ path: options.path, busyTimeoutMs: options.busyTimeoutMs });
-    this.#lifecycle = new LifecycleController({
-      onStart: async () => {
-        this.#db = this.#open();
-        await this.#writer.start();
-        this.#scheduleCheck();
-      },
-      onStop: async () => {
-        if (this.#checkTimer !== undefined) this.#options.clock.clearTimeout(this.#checkTimer);
-        this.#checkTimer = undefined;
-        // The writer finishes what was posted before it closes.
-        await this.#writer.stop();
-        const db = this.#db;
-        this.#db = undefined;
-        db?.close();
-      },
-    });
   }
 
-  get state(): LifecycleState {
-    return this.#lifecycle.state;
+  protected override async onStart(): Promise<void> {
+    this.#db = this.#open();
+    await this.#writer.start();
+    this.#scheduleCheck();
   }
 
-  start(signal?: AbortSignal): Promise<void> {
-    return this.#lifecycle.start(signal);
-  }
-
-  stop(): Promise<void> {
-    return this.#lifecycle.stop();
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.stop();
+  protected override async onStop(): Promise<void> {
+    if (this.#checkTimer !== undefined) this.#options.clock.clearTimeout(this.#checkTimer);
+    this.#checkTimer = undefined;
+    // The writer finishes what was posted before it closes.
+    await this.#writer.stop();
+    const db = this.#db;
+    this.#db = undefined;
+    db?.close();
   }
 
   get schemaVersion(): number {
@@ -253,7 +236,7 @@ class SqliteStateStorage implements SqliteStorage {
     if (checkIntervalMs === false) return;
     this.#checkTimer = clock.setTimeout(() => {
       this.#checkTimer = undefined;
-      if (this.#lifecycle.state !== 'running') return;
+      if (this.state !== 'running') return;
       try {
         this.checkFile();
       } catch (err) {
@@ -268,7 +251,7 @@ class SqliteStateStorage implements SqliteStorage {
     if (this.#db === undefined) {
       throw new BerthError(
         'BERTH_STORAGE_FAILED',
-        this.#lifecycle.state === 'new'
+        this.state === 'new'
           ? `state database ${this.path} is not open: start the storage first`
           : 'state storage is closed',
       );

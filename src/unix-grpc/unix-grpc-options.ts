@@ -21,3 +21,10 @@ export interface UnixGrpcOptions {
   /** Default MAX_HEADER_BLOCK_BYTES. */
   maxHeaderBlockBytes?: number;
 }
+
+/**
+ * The longest unix socket path Linux binds or connects to (sun_path is 108
+ * bytes with its terminating NUL). Every socket berth binds or dials is
+ * checked against it first, for an error that names the path.
+ */
+export const UNIX_SOCKET_PATH_MAX_BYTES = 107;

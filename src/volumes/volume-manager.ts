@@ -18,14 +18,7 @@
  */
 import { mkdirSync, rmdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import {
-  BerthError,
-  type Clock,
-  errorMessage,
-  LifecycleController,
-  type LifecycleState,
-  type Logger,
-} from '../common/index.js';
+import { BerthError, type Clock, errorMessage, LifecycleComponent, type Logger } from '../common/index.js';
 import {
   CSI_ACCESS_MODES,
   CSI_RETRY_AFTER_SECONDS,
@@ -94,20 +87,13 @@ interface UndoStep {
 
 const volumeStep = (run: () => Promise<void>): UndoStep => ({ perVolume: true, run });
 
-export class VolumeManager {
+export class VolumeManager extends LifecycleComponent {
   readonly #options: VolumeManagerOptions;
   readonly #logger: Logger;
   readonly #paths: VolumePaths;
   readonly #queue = new VolumeQueue();
   readonly #inFlight = new Set<Promise<unknown>>();
   // Stopping aborts the calls in flight (their state stays recorded), waits for them, then closes the store.
-  readonly #lifecycle: LifecycleController = new LifecycleController({
-    onStart: () => this.#open(),
-    onStop: async () => {
-      await Promise.allSettled([...this.#inFlight]);
-      this.#store?.close();
-    },
-  });
   #store: VolumeStore | undefined;
   readonly #volumes = new Map<string, StoredVolume>();
   readonly #attachments = new Map<string, StoredAttachment>();
@@ -115,22 +101,23 @@ export class VolumeManager {
   readonly #publications = new Map<string, Map<string, StoredPublication>>();
 
   constructor(options: VolumeManagerOptions) {
+    super();
     this.#options = options;
     this.#logger = options.logger.child({ component: 'csi-volumes' });
     this.#paths = volumePaths(options.mountRoot);
   }
 
-  get state(): LifecycleState {
-    return this.#lifecycle.state;
+  protected override onStart(): Promise<void> | void {
+    return this.#open();
+  }
+
+  protected override async onStop(): Promise<void> {
+    await Promise.allSettled([...this.#inFlight]);
+    this.#store?.close();
   }
 
   get mountRoot(): string {
     return this.#options.mountRoot;
-  }
-
-  /** Opens the store and rebuilds the usage counts from it, checking each target against the mount table. */
-  start(signal?: AbortSignal): Promise<void> {
-    return this.#lifecycle.start(signal);
   }
 
   #open(): void {
@@ -171,14 +158,6 @@ export class VolumeManager {
       () => this.#inFlight.delete(operation),
     );
     return operation;
-  }
-
-  stop(): Promise<void> {
-    return this.#lifecycle.stop();
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.stop();
   }
 
   // ---- create / delete --------------------------------------------------------------------
@@ -667,7 +646,7 @@ export class VolumeManager {
     return openCsiVolumeClient(driver, found.endpoint, {
       callTimeoutMs: this.#options.callTimeoutMs,
       deadline,
-      signal: this.#lifecycle.signal,
+      signal: this.lifecycleSignal,
       ...(found.controllerEndpoint === undefined ? {} : { controllerEndpoint: found.controllerEndpoint }),
     });
   }
@@ -679,7 +658,7 @@ export class VolumeManager {
         'berth observes these CSI drivers (another registrar, such as the kubelet, owns them and their volumes) and creates, publishes or deletes no volume',
       );
     }
-    if (this.#store === undefined || this.#lifecycle.state !== 'running') {
+    if (this.#store === undefined || this.state !== 'running') {
       throw new BerthError('BERTH_NOT_READY', 'the CSI volume manager is not running');
     }
     return this.#store;

@@ -237,7 +237,7 @@ export class VolumeStore {
       const message = `writing CSI volume state ${this.path} failed`;
       throw isDiskFull(err)
         ? diskFullError(message, err, this.path)
-        : new BerthError('BERTH_STORAGE_FAILED', `${message}: ${errorMessage(err)}`, { cause: err });
+        : BerthError.from(err, 'BERTH_STORAGE_FAILED', message);
     }
   }
 

@@ -1,7 +1,15 @@
 import type { Dirent } from 'node:fs';
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { abortedError, BerthError, type ClockTimer, errorMessage, type Logger } from '../common/index.js';
+import {
+  abortedError,
+  BerthError,
+  type ClockTimer,
+  errorMessage,
+  LifecycleComponent,
+  type LifecycleState,
+  type Logger,
+} from '../common/index.js';
 import type { PathInspection } from './inspect-path.js';
 import { ListingCache } from './listing-cache.js';
 import { isHiddenBelow, isWithin } from './paths.js';
@@ -30,7 +38,8 @@ interface ScanMode {
 const THOROUGH_SCAN: ScanMode = Object.freeze({ statKnown: true, skipUnchanged: false });
 
 /** new -> starting -> running -> stopped; a failed or aborted start also ends in stopped. */
-export type PluginWatcherState = 'new' | 'starting' | 'running' | 'stopped';
+/** The watcher's lifecycle state (common/lifecycle.ts). */
+export type PluginWatcherState = LifecycleState;
 
 interface KnownSocket {
   identity: string;
@@ -72,7 +81,7 @@ function deferred(): { promise: Promise<void>; resolve: () => void; reject: (err
  * added itself; an entry someone else removed (e.g. a liveness failure) is not
  * re-added until the socket file is re-created.
  */
-export class PluginWatcher implements AsyncDisposable {
+export class PluginWatcher extends LifecycleComponent {
   /** Resolves after the first full scan; rejects if start fails or the watcher stops before that. */
   readonly ready: Promise<void>;
 
@@ -82,7 +91,11 @@ export class PluginWatcher implements AsyncDisposable {
   readonly #known = new Map<string, KnownSocket>();
   /** Paths with an inspection queued but not yet started: a second event for one adds nothing. */
   readonly #pendingInspections = new Set<string>();
-  #state: PluginWatcherState = 'new';
+  /** Set once the first scan is done: from then on the periodic rescan timer may run. */
+  #scanned = false;
+  /** The signal start() was given: an abort during the first scan is reported as BERTH_ABORTED. */
+  #startSignal: AbortSignal | undefined;
+  #abortedStart: Promise<void> | undefined;
   #tail: Promise<void> = Promise.resolve();
   #queuedScan: Promise<void> | undefined;
   /** How thorough the queued scan is: as thorough as the most thorough request it joined. */
@@ -94,11 +107,9 @@ export class PluginWatcher implements AsyncDisposable {
   #timer: ClockTimer | undefined;
   /** The armed timer's interval (a failing watch re-arms a longer one at WATCH_FAILING_RESCAN_MS). */
   #timerMs = 0;
-  #startPromise: Promise<void> | undefined;
-  #stopPromise: Promise<void> | undefined;
-  #removeAbortListener: (() => void) | undefined;
 
   constructor(options: PluginWatcherOptions) {
+    super();
     this.#options = resolveOptions(options);
     this.#log = this.#options.logger;
     this.ready = this.#ready.promise;
@@ -106,29 +117,25 @@ export class PluginWatcher implements AsyncDisposable {
     this.ready.catch(() => {});
   }
 
-  get state(): PluginWatcherState {
-    return this.#state;
-  }
-
-  /** Creates the directories, starts watching and resolves after the first full scan. Idempotent. */
-  start(signal?: AbortSignal): Promise<void> {
-    if (this.#state === 'stopped') {
+  /**
+   * Creates the directories, starts watching and resolves after the first
+   * full scan. Idempotent. A signal aborted already stops the watcher and
+   * rejects with BERTH_ABORTED.
+   */
+  override start(signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted && this.state === 'new') {
+      this.#abortedStart ??= this.stop().then(() => {
+        throw abortedError(signal, 'plugin watcher start');
+      });
+      return this.#abortedStart;
+    }
+    if (this.stopBegun) {
       return Promise.reject(
         new BerthError('BERTH_SHUT_DOWN', 'plugin watcher is stopped; create a new one to start again'),
       );
     }
-    this.#startPromise ??= this.#start(signal);
-    return this.#startPromise;
-  }
-
-  /** Stops watching and rescanning; waits for the filesystem work in progress. Idempotent. */
-  stop(): Promise<void> {
-    this.#stopPromise ??= this.#stop();
-    return this.#stopPromise;
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.stop();
+    if (this.state === 'new') this.#startSignal = signal;
+    return super.start(signal);
   }
 
   /**
@@ -140,7 +147,7 @@ export class PluginWatcher implements AsyncDisposable {
   }
 
   #rescan(mode: ScanMode): Promise<void> {
-    if (this.#state === 'stopped') {
+    if (this.stopBegun) {
       return Promise.reject(new BerthError('BERTH_SHUT_DOWN', 'plugin watcher is stopped'));
     }
     const queued = this.#queuedMode;
@@ -169,15 +176,9 @@ export class PluginWatcher implements AsyncDisposable {
     return [...this.#known.keys()].sort();
   }
 
-  async #start(signal: AbortSignal | undefined): Promise<void> {
+  protected override async onStart(): Promise<void> {
+    const signal = this.#startSignal;
     try {
-      if (signal?.aborted) throw abortedError(signal, 'plugin watcher start');
-      this.#state = 'starting';
-      if (signal !== undefined) {
-        const onAbort = () => void this.stop();
-        signal.addEventListener('abort', onAbort, { once: true });
-        this.#removeAbortListener = () => signal.removeEventListener('abort', onAbort);
-      }
       for (const root of this.#options.roots) await this.#createRoot(root);
       if (this.#options.useFsWatch) {
         for (const root of this.#options.roots) {
@@ -191,7 +192,7 @@ export class PluginWatcher implements AsyncDisposable {
       }
       await this.rescan();
       // stop() (or the signal) may have run while the first scan was in progress.
-      if (this.state === 'stopped') {
+      if (this.stopBegun) {
         throw signal?.aborted
           ? abortedError(signal, 'plugin watcher start')
           : new BerthError('BERTH_SHUT_DOWN', 'plugin watcher was stopped before its first scan finished');
@@ -203,7 +204,7 @@ export class PluginWatcher implements AsyncDisposable {
           throw new BerthError('BERTH_WATCHER_FAILED', `failed to start plugin fsWatcher on ${broken.path}`);
         }
       }
-      this.#state = 'running';
+      this.#scanned = true;
       this.#armTimer();
       this.#log.info(
         { dirs: this.#options.roots.map((root) => root.path), sockets: this.#known.size },
@@ -212,16 +213,14 @@ export class PluginWatcher implements AsyncDisposable {
       this.#ready.resolve();
     } catch (err) {
       this.#ready.reject(err);
-      await this.stop();
       throw err;
     }
   }
 
-  async #stop(): Promise<void> {
-    this.#state = 'stopped';
+  /** Stops watching and rescanning; waits for the filesystem work in progress. */
+  protected override async onStop(): Promise<void> {
     if (this.#timer !== undefined) this.#options.clock.clearTimeout(this.#timer);
     this.#timer = undefined;
-    this.#removeAbortListener?.();
     for (const root of this.#options.roots) {
       root.tree?.close();
       root.tree = undefined;
@@ -260,7 +259,7 @@ export class PluginWatcher implements AsyncDisposable {
     const interval = failing
       ? Math.min(regular === 0 ? Number.POSITIVE_INFINITY : regular, WATCH_FAILING_RESCAN_MS)
       : regular;
-    if (this.#state !== 'running' || interval === 0) return;
+    if (!this.#scanned || this.stopBegun || interval === 0) return;
     this.#timerMs = interval;
     // Re-armed only after the scan finishes, so a slow scan delays the next one instead of piling up.
     this.#timer = this.#options.clock.setTimeout(() => {
@@ -277,7 +276,7 @@ export class PluginWatcher implements AsyncDisposable {
 
   async #scanAll(): Promise<void> {
     for (const root of this.#options.roots) {
-      if (this.#state === 'stopped') return;
+      if (this.stopBegun) return;
       await this.#scanRoot(root);
     }
   }
@@ -313,7 +312,7 @@ export class PluginWatcher implements AsyncDisposable {
 
   /** Watches `dir` (inspected by the caller) before it is read, so an entry created in between is seen by the watch or the read. */
   #watchDirectory(root: WatchedRoot, dir: string, found: PathInspection): void {
-    if (root.tree === undefined || this.#state === 'stopped') return;
+    if (root.tree === undefined || this.stopBegun) return;
     // The walk only gets here for real directories, or for the root (which may be a link).
     if (found.kind !== 'directory') return;
     try {
@@ -344,7 +343,7 @@ export class PluginWatcher implements AsyncDisposable {
   }
 
   #onFsEvent(root: WatchedRoot, path: string | undefined): void {
-    if (this.#state === 'stopped') return;
+    if (this.stopBegun) return;
     if (path === undefined) {
       // The platform could not say what changed: look at everything.
       void this.rescan().catch(() => {});
@@ -365,7 +364,7 @@ export class PluginWatcher implements AsyncDisposable {
 
   /** Decides what one changed path means now; the event type is not trusted (Node says 'rename' for both). */
   async #inspect(root: WatchedRoot, path: string): Promise<void> {
-    if (this.#state === 'stopped') return;
+    if (this.stopBegun) return;
     if (path === root.path) {
       await this.#inspectRoot(root);
       return;
@@ -432,7 +431,7 @@ export class PluginWatcher implements AsyncDisposable {
       if (known.root === root && !seen.has(path) && isWithin(path, dir)) unseen.push(path);
     }
     for (const path of unseen) {
-      if (this.#state === 'stopped') return;
+      if (this.stopBegun) return;
       const found = await this.#options.inspect(path);
       if (found.kind === 'socket') this.#observeSocket(root, path, found.identity);
       else if (found.kind === 'missing') this.#forget(path, 'removed');
@@ -450,7 +449,7 @@ export class PluginWatcher implements AsyncDisposable {
       if (listing !== undefined) {
         for (const path of listing.sockets) seen.add(path);
         for (const sub of listing.subdirs) {
-          if (this.#state === 'stopped') return;
+          if (this.stopBegun) return;
           if (this.#ownerRoot(sub) === root) await this.#walk(root, sub, seen);
         }
         await this.#inspectCandidates(root, listing.links, seen);
@@ -472,7 +471,7 @@ export class PluginWatcher implements AsyncDisposable {
     const listing = { sockets: [] as string[], subdirs: [] as string[], links: [] as string[] };
     const candidates: string[] = [];
     for (const entry of entries) {
-      if (this.#state === 'stopped') return;
+      if (this.stopBegun) return;
       const path = join(dir, entry.name);
       if (entry.name.startsWith('.')) {
         this.#log.debug({ path }, 'ignoring dot-prefixed path');
@@ -528,7 +527,7 @@ export class PluginWatcher implements AsyncDisposable {
   }
 
   #observeSocket(root: WatchedRoot, path: string, identity: string): void {
-    if (this.#state === 'stopped') return;
+    if (this.stopBegun) return;
     const known = this.#known.get(path);
     if (known !== undefined && known.identity === identity && known.root === root) return;
     try {
@@ -543,7 +542,7 @@ export class PluginWatcher implements AsyncDisposable {
   }
 
   #forget(path: string, reason: string): void {
-    if (this.#state === 'stopped' || !this.#known.delete(path)) return;
+    if (this.stopBegun || !this.#known.delete(path)) return;
     this.#options.desiredState.removePlugin(path);
     this.#log.info({ socketPath: path, reason }, 'plugin socket gone');
   }

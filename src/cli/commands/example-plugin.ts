@@ -7,6 +7,7 @@ import {
   defaultPaths,
   EXAMPLE_PLUGIN_TYPE,
   EXAMPLE_PLUGIN_VERSIONS,
+  UNIX_SOCKET_PATH_MAX_BYTES,
 } from '../../daemon/contract.js';
 import { usageError } from '../cli-error.js';
 
@@ -20,9 +21,6 @@ interface ExampleFlags {
   json?: boolean;
 }
 
-/** Longest unix socket path Linux accepts (sun_path is 108 bytes with the terminating NUL). */
-const MAX_SOCKET_PATH = 107;
-
 export function exampleSocketPath(flags: Pick<ExampleFlags, 'name' | 'pluginsDir' | 'dataDir'>): string {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(flags.name)) {
     throw usageError(
@@ -31,9 +29,9 @@ export function exampleSocketPath(flags: Pick<ExampleFlags, 'name' | 'pluginsDir
   }
   const pluginsDir = flags.pluginsDir ?? dataDirLayout(flags.dataDir ?? defaultPaths().dataDir).pluginsDir;
   const socketPath = join(pluginsDir, `${flags.name}.sock`);
-  if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH) {
+  if (Buffer.byteLength(socketPath) > UNIX_SOCKET_PATH_MAX_BYTES) {
     throw usageError(
-      `socket path ${socketPath} is longer than ${MAX_SOCKET_PATH} bytes; use a shorter --plugins-dir`,
+      `socket path ${socketPath} is longer than ${UNIX_SOCKET_PATH_MAX_BYTES} bytes; use a shorter --plugins-dir`,
     );
   }
   return socketPath;

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { connect } from 'node:net';
 import { BerthError, type Clock, errorMessage } from '../../common/index.js';
+import { UNIX_SOCKET_PATH_MAX_BYTES } from '../../unix-grpc/unix-grpc-options.js';
 import { formatHostPort, type TcpAddress } from '../config/listen-address.js';
 import type { RequestHandler } from './api-server.js';
 import { applyConnectionLimits, type ConnectionLimits } from './connection-limits.js';
@@ -67,8 +68,7 @@ function listen(server: Server, target: string | TcpAddress, what: string): Prom
 /** Header and request deadlines are checked this often (Node's default is 30 s, which would stretch them). */
 const SERVER_OPTIONS = { connectionsCheckingInterval: 1000 } as const;
 
-/** The longest unix socket path the kernel takes (sun_path is 108 bytes with its NUL). */
-export const UNIX_SOCKET_PATH_MAX_BYTES = 107;
+export { UNIX_SOCKET_PATH_MAX_BYTES };
 
 /**
  * Serves the handler on a unix socket readable and writable by the owner only

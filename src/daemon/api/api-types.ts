@@ -6,15 +6,9 @@ import type {
   PluginFilter,
 } from '../../cluster/index.js';
 import type { PluginInstanceInfo } from '../../common/index.js';
-import type {
-  AllocationRequest,
-  AllocationView,
-  ClaimRef,
-  ClaimsResult,
-  CsiDriverView,
-  DraDriverView,
-  ResourceView,
-} from '../../handlers/index.js';
+import type { CsiDriverView } from '../../handlers/csi/index.js';
+import type { AllocationRequest, AllocationView, ResourceView } from '../../handlers/device-plugin/index.js';
+import type { ClaimRef, ClaimsResult, DraDriverView } from '../../handlers/dra/index.js';
 import type { KubeObject, ObjectResource } from '../../objects/index.js';
 import type { SocketStatus } from '../../plugin-manager/index.js';
 import type { EventBus } from '../event-bus.js';

@@ -1,5 +1,7 @@
 import type { PluginEvent, PluginInstanceInfo } from '../../common/index.js';
-import type { AllocationView, CsiDriverView, DraDriverView, ResourceView } from '../../handlers/index.js';
+import type { CsiDriverView } from '../../handlers/csi/index.js';
+import type { AllocationView, ResourceView } from '../../handlers/device-plugin/index.js';
+import type { DraDriverView } from '../../handlers/dra/index.js';
 import { OBSERVED_OPTION } from '../../registry/index.js';
 import type { SocketStatus } from './api-types.js';
 import type {

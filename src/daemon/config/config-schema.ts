@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { builtinHandlers } from '../../handlers/builtin-handlers.js';
+import type { OptionsSchemaKit } from '../../handlers/types.js';
 import { clusterSchema, etcdAuthSchema, etcdTlsSchema } from './cluster-config.js';
 import { BUILTIN_HANDLER_TYPES, LOG_FORMATS, LOG_LEVELS } from './defaults.js';
 import { durationProblem, parseDuration } from './duration.js';
@@ -56,6 +58,9 @@ const positiveInt = z
   .number({ error: () => 'expected a number' })
   .int({ error: 'expected a whole number' })
   .positive({ error: 'expected a number greater than 0' });
+
+/** What a handler type's config section is built from (handlers/types.ts OptionsSchemaKit). */
+const HANDLER_KIT: OptionsSchemaKit = { z, duration, text, positiveInt };
 
 const listen = z.string({ error: () => 'expected "HOST:PORT"' }).transform((value, ctx) => {
   const address = parseHostPort(value);
@@ -203,35 +208,16 @@ export const configFileSchema = z.strictObject({
   metrics: z
     .strictObject({ anonymous: z.boolean({ error: () => 'expected true or false' }).optional() })
     .optional(),
-  /** Options of the built-in handlers, one section per type (defaults in src/handlers/<type>/*-options.ts). */
+  /** Options of the built-in handlers: one section per type, each described (and defaulted) by the type's own *-options.ts. */
   handlerOptions: z
-    .strictObject({
-      CSIPlugin: z
-        .strictObject({
-          callTimeout: duration.optional(),
-          /** Bound of one whole volume operation (queue wait plus its driver calls). */
-          operationTimeout: duration.optional(),
-          /** Root of CSI staging and publish paths (default `<data-dir>/csi`); relative to the config file. */
-          mountRoot: text.optional(),
-        })
-        .optional(),
-      DevicePlugin: z
-        .strictObject({
-          /** Where berth serves the legacy kubelet.sock; `false` serves none. */
-          socketDir: z
-            .union([text, z.literal(false)], { error: () => 'expected a directory path or false' })
-            .optional(),
-          gracePeriod: duration.optional(),
-        })
-        .optional(),
-      DRAPlugin: z
-        .strictObject({
-          wipeDelay: duration.optional(),
-          callTimeout: duration.optional(),
-          maxClaimsPerCall: positiveInt.optional(),
-        })
-        .optional(),
-    })
+    .strictObject(
+      Object.fromEntries(
+        BUILTIN_HANDLER_TYPES.map((type) => [
+          type,
+          builtinHandlers[type].options.schema(HANDLER_KIT).optional(),
+        ]),
+      ),
+    )
     .optional(),
   cluster: clusterSchema.optional(),
 });

@@ -11,6 +11,7 @@ import {
   backoffProblem,
   errorMessage,
 } from '../../common/index.js';
+import { BUILTIN_HANDLER_TYPES, builtinHandlers } from '../../handlers/builtin-handlers.js';
 import { type ClusterConfig, resolveClusterConfig } from './cluster-config.js';
 import {
   type ConfigFile,
@@ -397,36 +398,17 @@ export function resolveDaemonConfig(
   return config;
 }
 
-/** `handlerOptions` of the file with durations in ms; keys left out are left to the handlers' defaults. */
+/** `handlerOptions` of the file, each section resolved by its handler type; keys left out are left to the handlers' defaults. */
 function resolveHandlerOptions(
   file: ConfigFile,
   fromFile: (p: string | undefined) => string | undefined,
 ): Record<string, Record<string, unknown>> {
   const out: Record<string, Record<string, unknown>> = {};
-  const devices = file.handlerOptions?.DevicePlugin;
-  if (devices !== undefined) {
-    const options: Record<string, unknown> = {};
-    if (devices.socketDir !== undefined) {
-      options.socketDir = devices.socketDir === false ? false : fromFile(devices.socketDir);
+  for (const type of BUILTIN_HANDLER_TYPES) {
+    const section = file.handlerOptions?.[type];
+    if (section !== undefined) {
+      out[type] = builtinHandlers[type].options.resolve(section, (path) => fromFile(path) ?? path);
     }
-    if (devices.gracePeriod !== undefined) options.gracePeriodMs = devices.gracePeriod;
-    out.DevicePlugin = options;
-  }
-  const csi = file.handlerOptions?.CSIPlugin;
-  if (csi !== undefined) {
-    const options: Record<string, unknown> = {};
-    if (csi.callTimeout !== undefined) options.callTimeoutMs = csi.callTimeout;
-    if (csi.operationTimeout !== undefined) options.operationTimeoutMs = csi.operationTimeout;
-    if (csi.mountRoot !== undefined) options.mountRoot = fromFile(csi.mountRoot);
-    out.CSIPlugin = options;
-  }
-  const dra = file.handlerOptions?.DRAPlugin;
-  if (dra !== undefined) {
-    const options: Record<string, unknown> = {};
-    if (dra.wipeDelay !== undefined) options.wipeDelayMs = dra.wipeDelay;
-    if (dra.callTimeout !== undefined) options.callTimeoutMs = dra.callTimeout;
-    if (dra.maxClaimsPerCall !== undefined) options.maxClaimsPerCall = dra.maxClaimsPerCall;
-    out.DRAPlugin = options;
   }
   return out;
 }

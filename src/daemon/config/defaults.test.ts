@@ -68,7 +68,7 @@ describe('daemon defaults', () => {
   });
 
   it('every built-in handler type is known to the config from the one table', () => {
-    // The daemon builds handlers and dispensers from the same table (handler-setup.ts, daemon.ts).
+    // The plugin node builds handlers and dispensers from the same table (plugin-node/node-handlers.ts).
     assert.deepEqual([...BUILTIN_HANDLER_TYPES], Object.keys(builtinHandlers));
     for (const type of Object.keys(builtinHandlers)) {
       assert.throws(

@@ -83,7 +83,7 @@ export const LOG_FORMATS = ['auto', 'json', 'text'] as const;
 
 /** The plugin type `berth example-plugin` registers with; the daemon accepts it out of the box. */
 export const EXAMPLE_PLUGIN_TYPE = 'example.com/berth-example';
-export const EXAMPLE_PLUGIN_VERSIONS: readonly string[] = ['v1beta1', 'v1beta2'];
+export const EXAMPLE_PLUGIN_VERSIONS: readonly string[] = EXAMPLE_VERSIONS;
 
 /** Plugin types with a built-in handler that a config file cannot replace (the handlers' own table). */
 export { BUILTIN_HANDLER_TYPES } from '../../handlers/builtin-handlers.js';
@@ -99,3 +99,5 @@ export {
   type PathScope,
   SYSTEM_PATHS,
 } from './paths.js';
+
+import { EXAMPLE_VERSIONS } from '../../registration/registration-options.js';

@@ -6,13 +6,7 @@
  * node info; keep a CSINode-like entry per driver and record the facts on
  * the registry instance; drop the entry when the instance that set it goes.
  */
-import {
-  AbortScope,
-  BerthError,
-  LifecycleController,
-  type LifecycleState,
-  type Logger,
-} from '../../common/index.js';
+import { AbortScope, BerthError, LifecycleComponent, type Logger } from '../../common/index.js';
 import type { GenericVersion } from '../generic-version.js';
 import type {
   BuiltinHandler,
@@ -61,7 +55,7 @@ interface DriverEntry {
   registeredAt: number;
 }
 
-export class CsiHandler implements BuiltinHandler {
+export class CsiHandler extends LifecycleComponent implements BuiltinHandler {
   readonly type = CSIPlugin;
   readonly #services: HandlerServices;
   readonly #delegate: PluginHandler | undefined;
@@ -71,19 +65,17 @@ export class CsiHandler implements BuiltinHandler {
   /** One signal per registration asking its driver (a listener per call on one shared signal leaked warnings). */
   readonly #calls = new AbortScope();
   // Stopping cuts short any registration still asking its driver.
-  readonly #lifecycle = new LifecycleController({
-    onStop: () => this.#calls.abort(new BerthError('BERTH_SHUT_DOWN', 'the CSI handler is stopping')),
-  });
 
   constructor(services: HandlerServices, delegate?: PluginHandler) {
+    super();
     this.#services = services;
     this.#delegate = delegate;
     this.#options = csiOptions(services.options);
     this.#logger = services.logger;
   }
 
-  get state(): LifecycleState {
-    return this.#lifecycle.state;
+  protected override onStop(): Promise<void> | void {
+    return this.#calls.abort(new BerthError('BERTH_SHUT_DOWN', 'the CSI handler is stopping'));
   }
 
   async validatePlugin(name: string, endpoint: string, versions: string[], context: PluginCallContext) {
@@ -218,18 +210,6 @@ export class CsiHandler implements BuiltinHandler {
       });
     }
     return out.sort((a, b) => a.name.localeCompare(b.name));
-  }
-
-  start(signal?: AbortSignal): Promise<void> {
-    return this.#lifecycle.start(signal);
-  }
-
-  stop(): Promise<void> {
-    return this.#lifecycle.stop();
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.stop();
   }
 }
 

@@ -1,3 +1,5 @@
+import type { HandlerConfigOptions } from '../types.js';
+
 /**
  * Defaults of the CSI handler and of the CSI volumes API, in one place.
  * `handlerOptions.CSIPlugin` in the config file overrides them (resolved to
@@ -40,3 +42,28 @@ export function csiOptions(raw: Readonly<Record<string, unknown>>): CsiHandlerOp
     mountRoot: typeof raw.mountRoot === 'string' && raw.mountRoot !== '' ? raw.mountRoot : undefined,
   };
 }
+
+/** `handlerOptions.CSIPlugin` in the config file. */
+export const CSI_CONFIG_OPTIONS: HandlerConfigOptions = {
+  schema: ({ z, duration, text }) =>
+    z.strictObject({
+      callTimeout: duration.optional(),
+      /** Bound of one whole volume operation (queue wait plus its driver calls). */
+      operationTimeout: duration.optional(),
+      /** Root of CSI staging and publish paths (default `<data-dir>/csi`); relative to the config file. */
+      mountRoot: text.optional(),
+    }),
+  resolve: (section, fromFile) => {
+    const options: Record<string, unknown> = {};
+    if (section.callTimeout !== undefined) options.callTimeoutMs = section.callTimeout;
+    if (section.operationTimeout !== undefined) options.operationTimeoutMs = section.operationTimeout;
+    if (typeof section.mountRoot === 'string') options.mountRoot = fromFile(section.mountRoot);
+    return options;
+  },
+};
+
+/** `handlerOptions.csi-controller` in the config file: the deadline of its registration call. */
+export const CSI_CONTROLLER_CONFIG_OPTIONS: HandlerConfigOptions = {
+  schema: ({ z, duration }) => z.strictObject({ callTimeout: duration.optional() }),
+  resolve: (section) => (section.callTimeout === undefined ? {} : { callTimeoutMs: section.callTimeout }),
+};

@@ -159,13 +159,7 @@ export class AllocationStore {
     } catch (err) {
       if (isDiskFull(err))
         throw diskFullError(`writing device allocations ${this.path} failed`, err, this.path);
-      throw new BerthError(
-        'BERTH_STORAGE_FAILED',
-        `writing device allocations ${this.path} failed: ${errorMessage(err)}`,
-        {
-          cause: err,
-        },
-      );
+      throw BerthError.from(err, 'BERTH_STORAGE_FAILED', `writing device allocations ${this.path} failed`);
     }
   }
 }

@@ -13,7 +13,8 @@ import Database from 'better-sqlite3';
 import { isBerthError } from '../../common/index.js';
 import { type DevicePluginStub, startDevicePluginStub } from '../../testing/harness/index.js';
 import { createTempDir, FakeClock, waitFor } from '../../testing/index.js';
-import { createDevicePluginManager, type DevicePluginManager, pickPreferred } from './device-manager.js';
+import { pickPreferred } from './allocation-request.js';
+import { createDevicePluginManager, type DevicePluginManager } from './device-manager.js';
 
 const RESOURCE = 'example.com/gpu';
 

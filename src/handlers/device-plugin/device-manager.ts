@@ -15,21 +15,19 @@ import {
   type Clock,
   type ClockTimer,
   type DevicesChangedReason,
-  LifecycleController,
-  type LifecycleState,
+  LifecycleComponent,
   type Logger,
-  silentLogger,
-  systemClock,
 } from '../../common/index.js';
 import { probeConnect } from '../../registration/index.js';
 import { SerialQueues } from '../serial-queues.js';
-import { AllocationStore, type StoredAllocation } from './allocation-store.js';
+import { checkAllocationRequest, pickPreferred } from './allocation-request.js';
+import type { StoredAllocation } from './allocation-store.js';
+import { DeviceAllocations } from './device-allocations.js';
 import {
-  DEVICE_PLUGIN_DEFAULTS,
   type DevicePluginManagerOptions,
   MAX_DEVICE_ID_LENGTH,
   type ResolvedDevicePluginManagerOptions,
-  WORKLOAD_NAME_RE,
+  resolveDevicePluginManagerOptions,
 } from './device-plugin-options.js';
 import { LegacyRegistrationServer } from './legacy-registration-server.js';
 import { PluginClient } from './plugin-client.js';
@@ -81,37 +79,36 @@ export interface ConnectOptions {
   registrationSocket?: string;
 }
 
-export class DevicePluginManager implements AsyncDisposable {
+export class DevicePluginManager extends LifecycleComponent implements AsyncDisposable {
   readonly #options: ResolvedDevicePluginManagerOptions;
   readonly #clock: Clock;
   readonly #logger: Logger;
   readonly #resources = new Map<string, Resource>();
-  /** resource -> workload -> allocation. */
-  readonly #allocations = new Map<string, Map<string, StoredAllocation>>();
+  /** Who holds which devices, durably (device-allocations.ts). */
+  readonly #allocations = new DeviceAllocations();
   readonly #queues = new SerialQueues();
   /** Clients dialled but not yet installed; stop closes them so a slow plugin cannot hold it up. */
   readonly #connecting = new Set<PluginClient>();
-  readonly #lifecycle: LifecycleController;
   /** A signal per dial, aborted on stop, without a listener per dial on the lifecycle's signal. */
   readonly #dials: AbortScope;
-  #store: AllocationStore | undefined;
   #legacy: LegacyRegistrationServer | undefined;
   /** resource -> the endpoint recorded in legacyRecord for its kubelet.sock registration. */
   readonly #recorded = new Map<string, string>();
 
   constructor(options: DevicePluginManagerOptions) {
-    this.#options = resolveOptions(options);
+    super();
+    this.#options = resolveDevicePluginManagerOptions(options);
     this.#clock = this.#options.clock;
     this.#logger = this.#options.logger;
-    this.#lifecycle = new LifecycleController({
-      onStart: () => this.#start(),
-      onStop: () => this.#stop(),
-    });
-    this.#dials = new AbortScope(this.#lifecycle.signal);
+    this.#dials = new AbortScope(this.lifecycleSignal);
   }
 
-  get state(): LifecycleState {
-    return this.#lifecycle.state;
+  protected override onStart(): Promise<void> | void {
+    return this.#start();
+  }
+
+  protected override onStop(): Promise<void> | void {
+    return this.#stop();
   }
 
   /** The legacy registration socket, when one is served. */
@@ -119,22 +116,8 @@ export class DevicePluginManager implements AsyncDisposable {
     return this.#legacy?.socketPath;
   }
 
-  start(signal?: AbortSignal): Promise<void> {
-    return this.#lifecycle.start(signal);
-  }
-
-  stop(): Promise<void> {
-    return this.#lifecycle.stop();
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.stop();
-  }
-
   async #start(): Promise<void> {
-    const store = new AllocationStore(this.#options.databasePath);
-    this.#store = store;
-    const { allocations, problems } = store.load();
+    const { allocations, problems } = this.#allocations.open(this.#options.databasePath);
     for (const problem of problems) {
       this.#logger.error({ path: this.#options.databasePath }, problem);
       this.#options.onEvent?.({
@@ -145,7 +128,6 @@ export class DevicePluginManager implements AsyncDisposable {
       });
     }
     for (const allocation of allocations) {
-      this.#allocationsOf(allocation.resource).set(allocation.workload, allocation);
       // The kubelet's checkpoint restore: a known resource comes back stopped, empty, and is
       // removed after the grace period unless its plugin registers again.
       if (!this.#resources.has(allocation.resource)) {
@@ -163,13 +145,13 @@ export class DevicePluginManager implements AsyncDisposable {
         this.#logger,
       );
       this.#legacy = legacy;
-      await legacy.listen();
+      await legacy.start();
     }
   }
 
   async #stop(): Promise<void> {
     for (const client of this.#connecting) client.close();
-    await this.#legacy?.close();
+    await this.#legacy?.stop();
     for (const resource of this.#resources.values()) {
       resource.client?.close();
       resource.client = undefined;
@@ -177,11 +159,11 @@ export class DevicePluginManager implements AsyncDisposable {
     }
     // Let calls already queued finish (they see the stopped state) before the store closes.
     await Promise.all([...this.#resources.keys()].map((name) => this.#queues.run(name, () => undefined)));
-    this.#store?.close();
+    this.#allocations.close();
   }
 
   #running(): void {
-    const state = this.#lifecycle.state;
+    const state = this.state;
     if (state !== 'running' && state !== 'starting') {
       throw new BerthError('BERTH_SHUT_DOWN', `the device plugin manager is ${state}`);
     }
@@ -464,15 +446,6 @@ export class DevicePluginManager implements AsyncDisposable {
     };
   }
 
-  #allocationsOf(resource: string): Map<string, StoredAllocation> {
-    let map = this.#allocations.get(resource);
-    if (map === undefined) {
-      map = new Map();
-      this.#allocations.set(resource, map);
-    }
-    return map;
-  }
-
   /**
    * Picks healthy free devices (the plugin's preference first when it offers one), calls Allocate
    * and, when the plugin asks for it, PreStartContainer; then records the allocation durably.
@@ -490,7 +463,7 @@ export class DevicePluginManager implements AsyncDisposable {
           `cannot allocate unregistered device ${resourceName}`,
         );
       }
-      const held = this.#allocationsOf(resourceName);
+      const held = this.#allocations.of(resourceName);
       const existing = held.get(checked.workload);
       if (existing !== undefined) {
         throw new BerthError(
@@ -563,8 +536,7 @@ export class DevicePluginManager implements AsyncDisposable {
         result,
         allocatedAt: this.#clock.now(),
       };
-      this.#store?.add(allocation);
-      held.set(checked.workload, allocation);
+      this.#allocations.add(allocation);
       this.#logger.info(
         { resource: resourceName, workload: checked.workload, devices: chosen },
         'devices allocated',
@@ -582,17 +554,13 @@ export class DevicePluginManager implements AsyncDisposable {
     }
     return this.#queues.run(resourceName, () => {
       this.#running();
-      const held = this.#allocations.get(resourceName);
-      const allocation = held?.get(workload);
-      if (held === undefined || allocation === undefined) {
+      const allocation = this.#allocations.remove(resourceName, workload);
+      if (allocation === undefined) {
         throw new BerthError(
           'BERTH_ALLOCATION_NOT_FOUND',
           `workload ${workload} holds no allocation of ${resourceName}; list allocations with GET /v1/devices`,
         );
       }
-      this.#store?.remove(resourceName, workload);
-      held.delete(workload);
-      if (held.size === 0) this.#allocations.delete(resourceName);
       this.#logger.info({ resource: resourceName, workload }, 'devices released');
       return this.#allocationView(allocation);
     });
@@ -629,7 +597,7 @@ export class DevicePluginManager implements AsyncDisposable {
 
   /** Every resource (and every resource that only has allocations left), by name. */
   list(): ResourceView[] {
-    const names = new Set([...this.#resources.keys(), ...this.#allocations.keys()]);
+    const names = new Set([...this.#resources.keys(), ...this.#allocations.resources()]);
     return [...names].sort().map((name) => this.#view(name));
   }
 
@@ -640,7 +608,7 @@ export class DevicePluginManager implements AsyncDisposable {
 
   #view(name: string): ResourceView {
     const resource = this.#resources.get(name);
-    const allocations = [...(this.#allocations.get(name)?.values() ?? [])]
+    const allocations = [...this.#allocations.of(name).values()]
       .sort((a, b) => a.workload.localeCompare(b.workload))
       .map((a) => this.#allocationView(a));
     const holder = new Map<string, string>();
@@ -702,109 +670,6 @@ export class DevicePluginManager implements AsyncDisposable {
       ...(this.#options.observe === true ? { observed: true as const } : {}),
     };
   }
-}
-
-interface CheckedRequest {
-  workload: string;
-  count: number;
-  deviceIds?: string[];
-}
-
-function checkAllocationRequest(
-  resource: string,
-  request: AllocationRequest,
-  maxCount: number,
-): CheckedRequest {
-  const bad = (message: string) =>
-    new BerthError('BERTH_INVALID_ARGUMENT', `allocation of ${resource}: ${message}`);
-  if (typeof request !== 'object' || request === null)
-    throw bad('expected a JSON object {workload, count} or {workload, deviceIds}');
-  const { workload, count, deviceIds } = request;
-  if (typeof workload !== 'string' || !WORKLOAD_NAME_RE.test(workload)) {
-    throw bad(
-      'workload must be 1-253 characters of letters, digits, ".", "_", ":" and "-", starting with a letter or digit',
-    );
-  }
-  if ((count === undefined) === (deviceIds === undefined))
-    throw bad('give either count or deviceIds (not both)');
-  if (deviceIds !== undefined) {
-    if (!Array.isArray(deviceIds) || deviceIds.length === 0 || deviceIds.length > maxCount) {
-      throw bad(`deviceIds must list 1 to ${maxCount} device ids`);
-    }
-    for (const id of deviceIds) {
-      if (typeof id !== 'string' || id === '' || id.length > MAX_DEVICE_ID_LENGTH) {
-        throw bad(`device ids are non-empty strings of at most ${MAX_DEVICE_ID_LENGTH} characters`);
-      }
-    }
-    if (new Set(deviceIds).size !== deviceIds.length) throw bad('deviceIds lists a device twice');
-    return { workload, count: deviceIds.length, deviceIds };
-  }
-  if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > maxCount) {
-    throw bad(`count must be a whole number from 1 to ${maxCount}`);
-  }
-  return { workload, count };
-}
-
-/** The plugin's preference, kept only where it names free devices; topped up from the free list. */
-export function pickPreferred(
-  preferred: readonly string[],
-  free: readonly string[],
-  count: number,
-): string[] {
-  const freeSet = new Set(free);
-  const chosen: string[] = [];
-  for (const id of preferred) {
-    if (chosen.length === count) break;
-    if (freeSet.has(id) && !chosen.includes(id)) chosen.push(id);
-  }
-  for (const id of free) {
-    if (chosen.length === count) break;
-    if (!chosen.includes(id)) chosen.push(id);
-  }
-  return chosen;
-}
-
-function resolveOptions(options: DevicePluginManagerOptions): ResolvedDevicePluginManagerOptions {
-  if (typeof options.databasePath !== 'string' || options.databasePath === '') {
-    throw new BerthError('BERTH_INVALID_ARGUMENT', 'device plugin manager: databasePath must be a file path');
-  }
-  const d = DEVICE_PLUGIN_DEFAULTS;
-  const resolved: ResolvedDevicePluginManagerOptions = {
-    databasePath: options.databasePath,
-    clock: options.clock ?? systemClock,
-    logger: options.logger ?? silentLogger,
-    gracePeriodMs: options.gracePeriodMs ?? d.gracePeriodMs,
-    dialTimeoutMs: options.dialTimeoutMs ?? d.dialTimeoutMs,
-    optionsTimeoutMs: options.optionsTimeoutMs ?? d.optionsTimeoutMs,
-    allocateTimeoutMs: options.allocateTimeoutMs ?? d.allocateTimeoutMs,
-    preStartTimeoutMs: options.preStartTimeoutMs ?? d.preStartTimeoutMs,
-    maxDevicesPerResource: options.maxDevicesPerResource ?? d.maxDevicesPerResource,
-    maxMessageBytes: options.maxMessageBytes ?? d.maxMessageBytes,
-    maxAllocationCount: options.maxAllocationCount ?? d.maxAllocationCount,
-    ...(options.observe === true ? { observe: true } : {}),
-  };
-  for (const key of [
-    'gracePeriodMs',
-    'dialTimeoutMs',
-    'optionsTimeoutMs',
-    'allocateTimeoutMs',
-    'preStartTimeoutMs',
-    'maxDevicesPerResource',
-    'maxMessageBytes',
-    'maxAllocationCount',
-  ] as const) {
-    const value = resolved[key];
-    if (!Number.isFinite(value) || value <= 0) {
-      throw new BerthError(
-        'BERTH_INVALID_ARGUMENT',
-        `device plugin manager: ${key} must be a positive number, got ${String(value)}`,
-      );
-    }
-  }
-  if (options.socketDir !== undefined) resolved.socketDir = options.socketDir;
-  if (options.onEvent !== undefined) resolved.onEvent = options.onEvent;
-  if (options.legacyRecord !== undefined) resolved.legacyRecord = options.legacyRecord;
-  return resolved;
 }
 
 export function createDevicePluginManager(options: DevicePluginManagerOptions): DevicePluginManager {

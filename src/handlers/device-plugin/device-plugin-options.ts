@@ -2,7 +2,15 @@
  * Every default of the device plugin manager, in one place, and the bounds on
  * what a plugin or an API caller may send.
  */
-import type { Clock, Logger, PluginEvent } from '../../common/index.js';
+import {
+  BerthError,
+  type Clock,
+  type Logger,
+  type PluginEvent,
+  silentLogger,
+  systemClock,
+} from '../../common/index.js';
+import type { HandlerConfigOptions } from '../types.js';
 
 /** Where the legacy registration socket lives by default (under the data dir), and its file name. */
 export { DEVICE_PLUGIN_LEGACY_SOCKET as LEGACY_SOCKET } from '../types.js';
@@ -96,4 +104,69 @@ export function devicePluginHandlerOptions(
   const grace = raw.gracePeriodMs;
   if (typeof grace === 'number' && Number.isFinite(grace) && grace > 0) out.gracePeriodMs = grace;
   return out;
+}
+
+/** `handlerOptions.DevicePlugin` in the config file. */
+export const DEVICE_PLUGIN_CONFIG_OPTIONS: HandlerConfigOptions = {
+  schema: ({ z, duration, text }) =>
+    z.strictObject({
+      /** Where berth serves the legacy kubelet.sock; `false` serves none. */
+      socketDir: z
+        .union([text, z.literal(false)], { error: () => 'expected a directory path or false' })
+        .optional(),
+      gracePeriod: duration.optional(),
+    }),
+  resolve: (section, fromFile) => {
+    const options: Record<string, unknown> = {};
+    if (section.socketDir === false) options.socketDir = false;
+    else if (typeof section.socketDir === 'string') options.socketDir = fromFile(section.socketDir);
+    if (section.gracePeriod !== undefined) options.gracePeriodMs = section.gracePeriod;
+    return options;
+  },
+};
+
+/** Fills the manager's options from DEVICE_PLUGIN_DEFAULTS and checks them. */
+export function resolveDevicePluginManagerOptions(
+  options: DevicePluginManagerOptions,
+): ResolvedDevicePluginManagerOptions {
+  if (typeof options.databasePath !== 'string' || options.databasePath === '') {
+    throw new BerthError('BERTH_INVALID_ARGUMENT', 'device plugin manager: databasePath must be a file path');
+  }
+  const d = DEVICE_PLUGIN_DEFAULTS;
+  const resolved: ResolvedDevicePluginManagerOptions = {
+    databasePath: options.databasePath,
+    clock: options.clock ?? systemClock,
+    logger: options.logger ?? silentLogger,
+    gracePeriodMs: options.gracePeriodMs ?? d.gracePeriodMs,
+    dialTimeoutMs: options.dialTimeoutMs ?? d.dialTimeoutMs,
+    optionsTimeoutMs: options.optionsTimeoutMs ?? d.optionsTimeoutMs,
+    allocateTimeoutMs: options.allocateTimeoutMs ?? d.allocateTimeoutMs,
+    preStartTimeoutMs: options.preStartTimeoutMs ?? d.preStartTimeoutMs,
+    maxDevicesPerResource: options.maxDevicesPerResource ?? d.maxDevicesPerResource,
+    maxMessageBytes: options.maxMessageBytes ?? d.maxMessageBytes,
+    maxAllocationCount: options.maxAllocationCount ?? d.maxAllocationCount,
+    ...(options.observe === true ? { observe: true } : {}),
+  };
+  for (const key of [
+    'gracePeriodMs',
+    'dialTimeoutMs',
+    'optionsTimeoutMs',
+    'allocateTimeoutMs',
+    'preStartTimeoutMs',
+    'maxDevicesPerResource',
+    'maxMessageBytes',
+    'maxAllocationCount',
+  ] as const) {
+    const value = resolved[key];
+    if (!Number.isFinite(value) || value <= 0) {
+      throw new BerthError(
+        'BERTH_INVALID_ARGUMENT',
+        `device plugin manager: ${key} must be a positive number, got ${String(value)}`,
+      );
+    }
+  }
+  if (options.socketDir !== undefined) resolved.socketDir = options.socketDir;
+  if (options.onEvent !== undefined) resolved.onEvent = options.onEvent;
+  if (options.legacyRecord !== undefined) resolved.legacyRecord = options.legacyRecord;
+  return resolved;
 }

@@ -1,4 +1,6 @@
-export { createDevicePluginManager, DevicePluginManager } from './device-manager.js';
+export { pickPreferred } from './allocation-request.js';
+export { AllocationStore, type StoredAllocation } from './allocation-store.js';
+export { type ConnectOptions, createDevicePluginManager, DevicePluginManager } from './device-manager.js';
 export { createDevicePluginBuiltin, type DevicePluginBuiltinHandler } from './device-plugin-builtin.js';
 export { createDeviceManagerDelegate } from './device-plugin-handler.js';
 export type { DevicePluginHandlerOptions, DevicePluginManagerOptions } from './device-plugin-options.js';

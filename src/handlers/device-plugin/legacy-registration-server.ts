@@ -11,7 +11,7 @@ import { connect } from 'node:net';
 import { isAbsolute, join, normalize } from 'node:path';
 import { create } from '@bufbuild/protobuf';
 import { Server, type ServerUnaryCall, type sendUnaryData, status } from '@grpc/grpc-js';
-import { BerthError, errorMessage, type Logger } from '../../common/index.js';
+import { BerthError, errorMessage, LifecycleComponent, type Logger } from '../../common/index.js';
 import { listenUnixGrpc, type UnixGrpcListener } from '../../unix-grpc/index.js';
 import { goQuote, goQuotedList } from '../go-format.js';
 import { isExtendedResourceName } from '../resource-name.js';
@@ -53,10 +53,13 @@ export function checkRegisterRequest(
   return { endpointPath: join(socketDir, clean) };
 }
 
-export class LegacyRegistrationServer {
+/**
+ * Lifecycle (common/lifecycle.ts): start() creates the directory and serves;
+ * stop() gives a Register in flight a moment, then closes and removes the socket.
+ */
+export class LegacyRegistrationServer extends LifecycleComponent {
   readonly #server = new Server();
   readonly socketPath: string;
-  #closed: Promise<void> | undefined;
   #listener: UnixGrpcListener | undefined;
 
   constructor(
@@ -64,6 +67,7 @@ export class LegacyRegistrationServer {
     readonly connectPlugin: LegacyConnect,
     readonly logger: Logger,
   ) {
+    super();
     this.socketPath = join(socketDir, KUBELET_SOCKET_NAME);
     this.#server.addService(deviceRegistrationService, {
       register: (call: ServerUnaryCall<RegisterRequest, unknown>, callback: sendUnaryData<unknown>) => {
@@ -89,7 +93,7 @@ export class LegacyRegistrationServer {
   }
 
   /** Creates the directory, replaces a stale socket file, and serves. */
-  async listen(): Promise<void> {
+  protected override async onStart(): Promise<void> {
     try {
       mkdirSync(this.socketDir, { recursive: true, mode: 0o750 });
     } catch (err) {
@@ -114,8 +118,8 @@ export class LegacyRegistrationServer {
     }
   }
 
-  close(): Promise<void> {
-    this.#closed ??= new Promise<void>((resolve) => {
+  protected override onStop(): Promise<void> {
+    return new Promise<void>((resolve) => {
       // A Register still dialling its plugin gets a moment to finish, then is cut off.
       let done = false;
       const finish = () => {
@@ -137,7 +141,6 @@ export class LegacyRegistrationServer {
       void this.#listener?.close();
       this.#server.tryShutdown(finish);
     });
-    return this.#closed;
   }
 }
 

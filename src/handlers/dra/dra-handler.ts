@@ -8,13 +8,7 @@
  * `driver-unusable` (the moment the kubelet wipes the driver's slices); a
  * registration or reconnect inside the delay cancels it.
  */
-import {
-  BerthError,
-  type ClockTimer,
-  LifecycleController,
-  type LifecycleState,
-  type Logger,
-} from '../../common/index.js';
+import { BerthError, type ClockTimer, LifecycleComponent, type Logger } from '../../common/index.js';
 import { callUnary } from '../../registration/index.js';
 import { grpcErrorText } from '../grpc-error-text.js';
 import type {
@@ -78,7 +72,7 @@ export interface DraDriverView {
   observed?: true;
 }
 
-export class DraHandler implements BuiltinHandler {
+export class DraHandler extends LifecycleComponent implements BuiltinHandler {
   readonly type = DRAPlugin;
   readonly #services: HandlerServices;
   readonly #delegate: PluginHandler | undefined;
@@ -87,17 +81,17 @@ export class DraHandler implements BuiltinHandler {
   readonly #drivers = new Map<string, DriverState>();
   #seq = 0;
   #stopped = false;
-  readonly #lifecycle = new LifecycleController({ onStop: () => this.#closeAll() });
 
   constructor(services: HandlerServices, delegate?: PluginHandler) {
+    super();
     this.#services = services;
     this.#delegate = delegate;
     this.#options = draOptions(services.options);
     this.#logger = services.logger;
   }
 
-  get state(): LifecycleState {
-    return this.#lifecycle.state;
+  protected override onStop(): Promise<void> | void {
+    return this.#closeAll();
   }
 
   get options(): Readonly<DraHandlerOptions> {
@@ -355,19 +349,6 @@ export class DraHandler implements BuiltinHandler {
         { cause: err },
       );
     }
-  }
-
-  start(signal?: AbortSignal): Promise<void> {
-    return this.#lifecycle.start(signal);
-  }
-
-  /** Closes every connection and cancels pending `driver-unusable` events. */
-  stop(): Promise<void> {
-    return this.#lifecycle.stop();
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.stop();
   }
 
   #closeAll(): void {

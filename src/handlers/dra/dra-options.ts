@@ -1,3 +1,5 @@
+import type { HandlerConfigOptions } from '../types.js';
+
 /**
  * Defaults of the DRA handler, in one place. `handlerOptions.DRAPlugin` in
  * the config file overrides them (resolved to milliseconds by the daemon).
@@ -30,3 +32,20 @@ export function draOptions(raw: Readonly<Record<string, unknown>>): DraHandlerOp
     maxClaimsPerCall: positive(raw.maxClaimsPerCall, DRA_DEFAULTS.maxClaimsPerCall),
   };
 }
+
+/** `handlerOptions.DRAPlugin` in the config file. */
+export const DRA_CONFIG_OPTIONS: HandlerConfigOptions = {
+  schema: ({ z, duration, positiveInt }) =>
+    z.strictObject({
+      wipeDelay: duration.optional(),
+      callTimeout: duration.optional(),
+      maxClaimsPerCall: positiveInt.optional(),
+    }),
+  resolve: (section) => {
+    const options: Record<string, unknown> = {};
+    if (section.wipeDelay !== undefined) options.wipeDelayMs = section.wipeDelay;
+    if (section.callTimeout !== undefined) options.callTimeoutMs = section.callTimeout;
+    if (section.maxClaimsPerCall !== undefined) options.maxClaimsPerCall = section.maxClaimsPerCall;
+    return options;
+  },
+};

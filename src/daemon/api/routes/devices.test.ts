@@ -7,7 +7,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Registry } from 'prom-client';
 import { silentLogger, systemClock } from '../../../common/index.js';
-import { createDevicePluginManager, type DevicePluginManager } from '../../../handlers/index.js';
+import {
+  createDevicePluginManager,
+  type DevicePluginManager,
+} from '../../../handlers/device-plugin/index.js';
 import { type DevicePluginStub, startDevicePluginStub } from '../../../testing/harness/index.js';
 import { createTempDir, type TempDir, waitFor } from '../../../testing/index.js';
 import { EventBus } from '../../event-bus.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BerthError } from '../../../common/index.js';
-import type { ClaimRef } from '../../../handlers/index.js';
+import type { ClaimRef } from '../../../handlers/dra/index.js';
 import type { DraDriverService } from '../api-types.js';
 import { draDriverView } from '../views.js';
 import type { DraClaimsResponse, DraDriverListResponse } from '../wire-types.js';
