@@ -135,7 +135,13 @@ describe('plugin node with the built-in handlers (what the daemon runs)', () => 
       undefined,
       'the built-in handlers load at start, not at import or construction',
     );
-    assert.deepEqual(node.handlerTypes, ['CSIPlugin', 'DevicePlugin', 'DRAPlugin', 'example.com/versioned']);
+    assert.deepEqual(node.handlerTypes, [
+      'CSIPlugin',
+      'csi-controller',
+      'DevicePlugin',
+      'DRAPlugin',
+      'example.com/versioned',
+    ]);
     await node.start();
     const builtin = (node as PluginNode).builtin;
     assert.ok(builtin !== undefined);
