@@ -11,6 +11,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type PluginFarm, startPluginFarm } from '../src/testing/index.js';
+import { startGoPluginFarm, startGoRegistrar } from './lib/go-farm.js';
 import { type IpcChild, startIpcChild } from './lib/ipc-child.js';
 import { type BenchSection, type BenchTable, LATENCY_COLUMNS, latencyRow } from './lib/report.js';
 import { formatMs, summarize } from './lib/stats.js';
@@ -26,10 +27,17 @@ const STEADY_MS = Number(process.env.BENCH_STEADY_MS ?? (QUICK ? 10_000 : 60_000
 const SIZES = (process.env.BENCH_SCALE_SIZES ?? '1000,5000').split(',').map(Number);
 const STARTUP_N = Number(process.env.BENCH_SCALE_STARTUP ?? 1000);
 const LATENCY_REGISTERED = Number(process.env.BENCH_SCALE_REGISTERED ?? 1000);
-/** Storage behind berth's registry per storm table: sqlite (the daemon's) and none (the pipeline alone). */
-const STORAGES = (process.env.BENCH_SCALE_STORAGES ?? 'sqlite,none').split(',');
+/** Storage behind berth's registry per storm table: sqlite (the daemon's); none (the pipeline alone) on request. */
+const STORAGES = (process.env.BENCH_SCALE_STORAGES ?? 'sqlite').split(',');
+/**
+ * Who serves the plugins: go (default; grpc-go, one grpc.Server per socket, as
+ * the plugins berth meets in the field) or node (the hand-written HTTP/2 farm).
+ */
+const FARM = process.env.BENCH_SCALE_FARM ?? 'go';
+/** The floor registrar: go (default; a bare grpc-go client) or node (bench/lib/bare-registrar.ts). */
+const FLOOR = process.env.BENCH_SCALE_FLOOR ?? 'go';
 /** A storm that has not registered everything by then is reported as unfinished. */
-const STORM_TIMEOUT_MS = Number(process.env.BENCH_SCALE_TIMEOUT_MS ?? (QUICK ? 240_000 : 600_000));
+const STORM_TIMEOUT_MS = Number(process.env.BENCH_SCALE_TIMEOUT_MS ?? (QUICK ? 60_000 : 300_000));
 const RUNNER = fileURLToPath(new URL('./lib/scale-runner.js', import.meta.url));
 type Mode = 'bare' | 'berth';
 const MODES: Mode[] = ['bare', 'berth'];
@@ -40,8 +48,9 @@ interface EndReport {
   cpuMs: number;
   peakRssBytes: number;
   rssBytes: number;
-  eldP99Ms: number;
-  eldMaxMs: number;
+  /** null from the Go registrar (no event loop). */
+  eldP99Ms: number | null;
+  eldMaxMs: number | null;
   count: number;
 }
 
@@ -60,9 +69,12 @@ async function openTrial(
   const dir = makeTempDir('berth-scale-');
   const pluginsDir = join(dir.path, 'plugins');
   mkdirSync(pluginsDir, { recursive: true });
-  const farm = await startPluginFarm();
+  const farm = FARM === 'go' ? await startGoPluginFarm() : await startPluginFarm();
   await prepare?.(farm, pluginsDir);
-  const runner = await startIpcChild(RUNNER, [mode, pluginsDir, dir.path], { BENCH_SCALE_STORAGE: storage });
+  const runner =
+    mode === 'bare' && FLOOR === 'go'
+      ? await startGoRegistrar(pluginsDir)
+      : await startIpcChild(RUNNER, [mode, pluginsDir, dir.path], { BENCH_SCALE_STORAGE: storage });
   return { dir, pluginsDir, farm, runner };
 }
 
@@ -98,8 +110,8 @@ interface StormResult {
   /** The plugin farm's CPU over the storm: the other side of every handshake, on the same two cores. */
   farmCpuMs: number;
   peakRssBytes: number;
-  eldP99Ms: number;
-  eldMaxMs: number;
+  eldP99Ms: number | null;
+  eldMaxMs: number | null;
   /** Right after the storm (the deferred liveness connects and the storm's garbage fall here), then the window after it. */
   steady?: { cpuShare: number; rssBytes: number }[];
 }
@@ -300,7 +312,9 @@ export async function scaleBenchmark(): Promise<BenchSection> {
               rs.map((r) => r.peakRssBytes),
               mib,
             ),
-            `${formatMs(median(rs.map((r) => r.eldP99Ms)))} / ${formatMs(Math.max(...rs.map((r) => r.eldMaxMs)))}`,
+            rs.some((r) => r.eldP99Ms === null)
+              ? '— (no event loop)'
+              : `${formatMs(median(rs.map((r) => r.eldP99Ms ?? 0)))} / ${formatMs(Math.max(...rs.map((r) => r.eldMaxMs ?? 0)))}`,
           ]);
           const steady = rs.find((r) => r.steady)?.steady;
           if (steady) {
