@@ -45,3 +45,32 @@ function prune(dir) {
   return empty;
 }
 prune(dist);
+
+// The CLI bundle: dist/bundle/program.js (with its lazily loaded parts as
+// chunks beside it, and the SQLite writer thread's entry) holds the CLI, the
+// daemon and their pure-JS dependencies in a few files, which dist/src/cli/main.js
+// (the bin) loads when it exists. Loading berth's ~400 modules and their
+// dependencies one by one was most of `berth run`'s start (resolution, package.json
+// reads, stat and open calls per module). Native and optional packages stay
+// outside (better-sqlite3, node-unix-socket; the Kubernetes client and etcd3 are
+// optional peers, loaded only when configured). Bundled CommonJS code gets a
+// real `require` for node's built-ins.
+const bundle = join(dist, 'bundle');
+rmSync(bundle, { recursive: true, force: true });
+const esbuild = await import('esbuild');
+await esbuild.build({
+  entryPoints: [join(dist, 'src/cli/program.js'), join(dist, 'src/storage/sqlite-writer-worker.js')],
+  outdir: bundle,
+  entryNames: '[name]',
+  chunkNames: '[name]-[hash]',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  external: ['better-sqlite3', 'node-unix-socket', '@kubernetes/client-node', 'etcd3'],
+  banner: {
+    js: "import { createRequire as __berthCreateRequire } from 'node:module'; const require = __berthCreateRequire(import.meta.url);",
+  },
+  logLevel: 'warning',
+});
