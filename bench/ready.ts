@@ -21,6 +21,8 @@ const QUICK = process.env.BENCH_QUICK === '1';
 const ROUNDS = Number(process.env.BENCH_READY_ROUNDS ?? (QUICK ? 5 : 15));
 /** The bin (package.json): BENCH_READY_MAIN names another entry to compare. */
 const MAIN = process.env.BENCH_READY_MAIN ?? fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+/** BENCH_READY_COMPARE=<entry>: the same measurements of another entry (e.g. an older build), interleaved. */
+const COMPARE = process.env.BENCH_READY_COMPARE;
 
 function cpuMsOf(pid: number): number {
   try {
@@ -54,10 +56,10 @@ function readyz(socketPath: string): Promise<number> {
 }
 
 /** spawn of `berth run` → first /readyz 200, polled every millisecond or so. */
-async function timeReady(): Promise<{ readyMs: number; cpuMs: number }> {
+async function timeReady(main = MAIN): Promise<{ readyMs: number; cpuMs: number }> {
   const dir = makeTempDir('berth-ready-');
   const t0 = nowMs();
-  const child = spawn(process.execPath, [MAIN, 'run', '--data-dir', dir.path, '--log-level', 'warn'], {
+  const child = spawn(process.execPath, [main, 'run', '--data-dir', dir.path, '--log-level', 'warn'], {
     stdio: 'ignore',
     env: { ...process.env, BERTH_DATA_DIR: dir.path },
   });
@@ -85,10 +87,17 @@ export interface ReadyResult {
   ready: number[];
   readyCpu: number[];
   version: number[];
+  compare: { ready: number[]; readyCpu: number[]; version: number[] };
 }
 
 export async function measureReady(rounds = ROUNDS): Promise<ReadyResult> {
-  const out: ReadyResult = { node: [], ready: [], readyCpu: [], version: [] };
+  const out: ReadyResult = {
+    node: [],
+    ready: [],
+    readyCpu: [],
+    version: [],
+    compare: { ready: [], readyCpu: [], version: [] },
+  };
   // Warm-up: the page cache holds node and dist/ afterwards, as on a node that runs berth.
   await timeExit(['-e', '0']);
   await timeReady();
@@ -99,6 +108,12 @@ export async function measureReady(rounds = ROUNDS): Promise<ReadyResult> {
     out.ready.push(readyMs);
     out.readyCpu.push(cpuMs);
     out.version.push(await timeExit([MAIN, '--version']));
+    if (COMPARE !== undefined) {
+      const other = await timeReady(COMPARE);
+      out.compare.ready.push(other.readyMs);
+      out.compare.readyCpu.push(other.cpuMs);
+      out.compare.version.push(await timeExit([COMPARE, '--version']));
+    }
   }
   return out;
 }
@@ -123,12 +138,19 @@ export async function readyBenchmark(): Promise<BenchSection> {
           latencyRow('node -e 0', base),
           latencyRow('berth run → /readyz 200', summarize(r.ready), base),
           latencyRow('berth --version', summarize(r.version), base),
+          ...(COMPARE === undefined
+            ? []
+            : [
+                latencyRow(`${COMPARE} run → /readyz 200`, summarize(r.compare.ready), base),
+                latencyRow(`${COMPARE} --version`, summarize(r.compare.version), base),
+              ]),
         ],
       },
     ],
     notes: [
       `Goal of issue 20, spawn → /readyz 200 within 2.5× node -e 0 at p50: ${ratio.toFixed(2)}× (${formatMs(ready.p50)} against ${formatMs(base.p50)}): ${ratio <= 2.5 ? 'met' : 'missed'}.`,
-      `CPU time of the berth run process until ready (/proc, 10 ms ticks): p50 ${formatMs(cpu.p50)}, max ${formatMs(cpu.max)}.`,
+      `CPU time of the berth run process until ready (/proc, 10 ms ticks): p50 ${formatMs(cpu.p50)}, max ${formatMs(cpu.max)}` +
+        (COMPARE === undefined ? '.' : `; ${COMPARE}: p50 ${formatMs(summarize(r.compare.readyCpu).p50)}.`),
     ],
   };
 }

@@ -5,6 +5,7 @@ import { Registry as MetricsRegistry } from 'prom-client';
 import type { ClusterEvent } from '../cluster/index.js';
 import { BerthError, type Clock, errorMessage, type Logger, systemClock } from '../common/index.js';
 import { CSI_DEFAULTS } from '../handlers/csi/index.js';
+import { builtinHandlers } from '../handlers/index.js';
 import type { ObjectManagers, ObjectSource, Pod as ObjectsPod } from '../objects/index.js';
 import type { PluginManager } from '../plugin-manager/index.js';
 import { createPluginNode, type PluginNode } from '../plugin-node/index.js';
@@ -236,6 +237,10 @@ export class Daemon implements AsyncDisposable {
 
     // An observer persists nothing: what it shows is re-read from the directory at every
     // start, and a persisted record would claim the plugins were registered with berth.
+    // The handlers' modules load while SQLite opens below (its writer thread boots and the file
+    // syncs: mostly waiting), instead of after it; buildHandlers then finds them loaded. A
+    // failed load is reported by buildHandlers, which loads them again.
+    for (const type of BUILTIN_HANDLER_TYPES) builtinHandlers[type].load().catch(() => {});
     if (config.mode === 'registrar') {
       ensurePrivateFile(config.statePath, 'the state database');
       const storage = createSqliteStorage({
