@@ -208,7 +208,7 @@ async function latency(registered: number): Promise<Record<Mode, { gap0: number[
   >;
   try {
     for (const mode of MODES) {
-      trials[mode] = await openTrial(mode);
+      trials[mode] = await openTrial(mode, undefined, STORAGES[0]);
       await trials[mode].runner.call('start');
       if (registered > 0) {
         await trials[mode].farm.serve(names(trials[mode].pluginsDir, 'r', registered));
