@@ -11,6 +11,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type PluginFarm, startPluginFarm } from '../src/testing/index.js';
+import { goToolsMissing } from '../test/fixtures/go-peers.js';
 import { startGoPluginFarm, startGoRegistrar } from './lib/go-farm.js';
 import { type IpcChild, startIpcChild } from './lib/ipc-child.js';
 import { type BenchSection, type BenchTable, LATENCY_COLUMNS, latencyRow } from './lib/report.js';
@@ -33,9 +34,10 @@ const STORAGES = (process.env.BENCH_SCALE_STORAGES ?? 'sqlite').split(',');
  * Who serves the plugins: go (default; grpc-go, one grpc.Server per socket, as
  * the plugins berth meets in the field) or node (the hand-written HTTP/2 farm).
  */
-const FARM = process.env.BENCH_SCALE_FARM ?? 'go';
+const GO_MISSING = goToolsMissing();
+const FARM = process.env.BENCH_SCALE_FARM ?? (GO_MISSING === undefined ? 'go' : 'node');
 /** The floor registrar: go (default; a bare grpc-go client) or node (bench/lib/bare-registrar.ts). */
-const FLOOR = process.env.BENCH_SCALE_FLOOR ?? 'go';
+const FLOOR = process.env.BENCH_SCALE_FLOOR ?? (GO_MISSING === undefined ? 'go' : 'node');
 /** A storm that has not registered everything by then is reported as unfinished. */
 const STORM_TIMEOUT_MS = Number(process.env.BENCH_SCALE_TIMEOUT_MS ?? (QUICK ? 60_000 : 300_000));
 const RUNNER = fileURLToPath(new URL('./lib/scale-runner.js', import.meta.url));
@@ -517,6 +519,10 @@ export async function scaleBenchmark(): Promise<BenchSection> {
     rows: startRows,
   });
 
+  if (GO_MISSING !== undefined && process.env.BENCH_SCALE_FARM === undefined)
+    notes.push(
+      `The Go farm and floor could not be built here (${GO_MISSING}): the Node farm and floor ran instead.`,
+    );
   notes.push(
     `Rounds per storm/start-up case: ${ROUNDS} (median, with the range); latency samples per case: ${LATENCY_SAMPLES}.`,
     "berth here is createPluginNode over SQLite with default options (liveness on), the daemon's core; " +
