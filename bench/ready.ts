@@ -21,8 +21,13 @@ const QUICK = process.env.BENCH_QUICK === '1';
 const ROUNDS = Number(process.env.BENCH_READY_ROUNDS ?? (QUICK ? 5 : 15));
 /** The bin (package.json): BENCH_READY_MAIN names another entry to compare. */
 const MAIN = process.env.BENCH_READY_MAIN ?? fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
-/** BENCH_READY_COMPARE=<entry>: the same measurements of another entry (e.g. an older build), interleaved. */
+/**
+ * BENCH_READY_COMPARE=<entry>: the same measurements of another entry (e.g. an older build),
+ * interleaved; `unbundled` is the bin with BERTH_NO_BUNDLE=1 (every module loaded from dist/src).
+ */
 const COMPARE = process.env.BENCH_READY_COMPARE;
+const COMPARE_ENTRY = COMPARE === 'unbundled' ? MAIN : COMPARE;
+const COMPARE_ENV: Record<string, string> = COMPARE === 'unbundled' ? { BERTH_NO_BUNDLE: '1' } : {};
 
 function cpuMsOf(pid: number): number {
   try {
@@ -34,9 +39,9 @@ function cpuMsOf(pid: number): number {
 }
 
 /** spawn → exit of `node <args>`. */
-function timeExit(args: string[]): Promise<number> {
+function timeExit(args: string[], env: Record<string, string> = {}): Promise<number> {
   const t0 = nowMs();
-  const child = spawn(process.execPath, args, { stdio: 'ignore' });
+  const child = spawn(process.execPath, args, { stdio: 'ignore', env: { ...process.env, ...env } });
   return new Promise((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', (code) =>
@@ -56,12 +61,15 @@ function readyz(socketPath: string): Promise<number> {
 }
 
 /** spawn of `berth run` → first /readyz 200, polled every millisecond or so. */
-async function timeReady(main = MAIN): Promise<{ readyMs: number; cpuMs: number }> {
+async function timeReady(
+  main = MAIN,
+  env: Record<string, string> = {},
+): Promise<{ readyMs: number; cpuMs: number }> {
   const dir = makeTempDir('berth-ready-');
   const t0 = nowMs();
   const child = spawn(process.execPath, [main, 'run', '--data-dir', dir.path, '--log-level', 'warn'], {
     stdio: 'ignore',
-    env: { ...process.env, BERTH_DATA_DIR: dir.path },
+    env: { ...process.env, ...env, BERTH_DATA_DIR: dir.path },
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
@@ -108,11 +116,11 @@ export async function measureReady(rounds = ROUNDS): Promise<ReadyResult> {
     out.ready.push(readyMs);
     out.readyCpu.push(cpuMs);
     out.version.push(await timeExit([MAIN, '--version']));
-    if (COMPARE !== undefined) {
-      const other = await timeReady(COMPARE);
+    if (COMPARE_ENTRY !== undefined) {
+      const other = await timeReady(COMPARE_ENTRY, COMPARE_ENV);
       out.compare.ready.push(other.readyMs);
       out.compare.readyCpu.push(other.cpuMs);
-      out.compare.version.push(await timeExit([COMPARE, '--version']));
+      out.compare.version.push(await timeExit([COMPARE_ENTRY, '--version'], COMPARE_ENV));
     }
   }
   return out;
