@@ -17,6 +17,7 @@ import { devicesBenchmark } from './devices.js';
 import { handlersBenchmark } from './handlers.js';
 import { type Benchmark, type BenchSection, markdownTable, textTable } from './lib/report.js';
 import { objectsBenchmark } from './objects.js';
+import { readyBenchmark } from './ready.js';
 import { registrationLatencyBenchmark } from './registration-latency.js';
 import { registryBenchmark } from './registry.js';
 import { scaleBenchmark } from './scale.js';
@@ -28,6 +29,7 @@ const BENCHMARKS: ReadonlyArray<{ id: string; run: Benchmark }> = [
   { id: 'objects', run: objectsBenchmark },
   { id: 'startup', run: startupBenchmark },
   { id: 'handlers', run: handlersBenchmark },
+  { id: 'ready', run: readyBenchmark },
   { id: 'scale', run: scaleBenchmark },
   // Starts etcd and 100 writers (about a minute): in a full run only with BERTH_BENCH_CLUSTER=1, or by name.
   { id: 'cluster', run: clusterBenchmark },

@@ -11,6 +11,8 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type PluginFarm, startPluginFarm } from '../src/testing/harness/index.js';
+import { goToolsMissing } from '../test/fixtures/go-peers.js';
+import { startGoPluginFarm, startGoRegistrar } from './lib/go-farm.js';
 import { type IpcChild, startIpcChild } from './lib/ipc-child.js';
 import { type BenchSection, type BenchTable, LATENCY_COLUMNS, latencyRow } from './lib/report.js';
 import { formatMs, summarize } from './lib/stats.js';
@@ -26,10 +28,18 @@ const STEADY_MS = Number(process.env.BENCH_STEADY_MS ?? (QUICK ? 10_000 : 60_000
 const SIZES = (process.env.BENCH_SCALE_SIZES ?? '1000,5000').split(',').map(Number);
 const STARTUP_N = Number(process.env.BENCH_SCALE_STARTUP ?? 1000);
 const LATENCY_REGISTERED = Number(process.env.BENCH_SCALE_REGISTERED ?? 1000);
-/** Storage behind berth's registry per storm table: sqlite (the daemon's) and none (the pipeline alone). */
-const STORAGES = (process.env.BENCH_SCALE_STORAGES ?? 'sqlite,none').split(',');
+/** Storage behind berth's registry per storm table: sqlite (the daemon's); none (the pipeline alone) on request. */
+const STORAGES = (process.env.BENCH_SCALE_STORAGES ?? 'sqlite').split(',');
+/**
+ * Who serves the plugins: go (default; grpc-go, one grpc.Server per socket, as
+ * the plugins berth meets in the field) or node (the hand-written HTTP/2 farm).
+ */
+const GO_MISSING = goToolsMissing();
+const FARM = process.env.BENCH_SCALE_FARM ?? (GO_MISSING === undefined ? 'go' : 'node');
+/** The floor registrar: go (default; a bare grpc-go client) or node (bench/lib/bare-registrar.ts). */
+const FLOOR = process.env.BENCH_SCALE_FLOOR ?? (GO_MISSING === undefined ? 'go' : 'node');
 /** A storm that has not registered everything by then is reported as unfinished. */
-const STORM_TIMEOUT_MS = Number(process.env.BENCH_SCALE_TIMEOUT_MS ?? (QUICK ? 240_000 : 600_000));
+const STORM_TIMEOUT_MS = Number(process.env.BENCH_SCALE_TIMEOUT_MS ?? (QUICK ? 60_000 : 300_000));
 const RUNNER = fileURLToPath(new URL('./lib/scale-runner.js', import.meta.url));
 type Mode = 'bare' | 'berth';
 const MODES: Mode[] = ['bare', 'berth'];
@@ -40,8 +50,9 @@ interface EndReport {
   cpuMs: number;
   peakRssBytes: number;
   rssBytes: number;
-  eldP99Ms: number;
-  eldMaxMs: number;
+  /** null from the Go registrar (no event loop). */
+  eldP99Ms: number | null;
+  eldMaxMs: number | null;
   count: number;
 }
 
@@ -60,9 +71,12 @@ async function openTrial(
   const dir = makeTempDir('berth-scale-');
   const pluginsDir = join(dir.path, 'plugins');
   mkdirSync(pluginsDir, { recursive: true });
-  const farm = await startPluginFarm();
+  const farm = FARM === 'go' ? await startGoPluginFarm() : await startPluginFarm();
   await prepare?.(farm, pluginsDir);
-  const runner = await startIpcChild(RUNNER, [mode, pluginsDir, dir.path], { BENCH_SCALE_STORAGE: storage });
+  const runner =
+    mode === 'bare' && FLOOR === 'go'
+      ? await startGoRegistrar(pluginsDir)
+      : await startIpcChild(RUNNER, [mode, pluginsDir, dir.path], { BENCH_SCALE_STORAGE: storage });
   return { dir, pluginsDir, farm, runner };
 }
 
@@ -98,8 +112,8 @@ interface StormResult {
   /** The plugin farm's CPU over the storm: the other side of every handshake, on the same two cores. */
   farmCpuMs: number;
   peakRssBytes: number;
-  eldP99Ms: number;
-  eldMaxMs: number;
+  eldP99Ms: number | null;
+  eldMaxMs: number | null;
   /** Right after the storm (the deferred liveness connects and the storm's garbage fall here), then the window after it. */
   steady?: { cpuShare: number; rssBytes: number }[];
 }
@@ -196,7 +210,7 @@ async function latency(registered: number): Promise<Record<Mode, { gap0: number[
   >;
   try {
     for (const mode of MODES) {
-      trials[mode] = await openTrial(mode);
+      trials[mode] = await openTrial(mode, undefined, STORAGES[0]);
       await trials[mode].runner.call('start');
       if (registered > 0) {
         await trials[mode].farm.serve(names(trials[mode].pluginsDir, 'r', registered));
@@ -220,15 +234,102 @@ async function latency(registered: number): Promise<Record<Mode, { gap0: number[
   }
 }
 
+/** The kubelet 1.26 plugin manager against the same kind of Go farm (issue 20, a quiet machine): for scale. */
+const KUBELET = {
+  latencyP50Ms: 544,
+  storm1000Ms: 1360,
+  storm1000CpuMs: 430,
+  storm5000Ms: 5210,
+  startup1000Ms: 350,
+  remove1000Ms: 276,
+} as const;
+
+/** The storm goals: kubelet's time, CPU per registration, stale within 10%, one GetInfo and Notify each, event loop. */
+function stormGoals(
+  goals: string[][],
+  n: number,
+  staleFraction: number,
+  results: Record<Mode, StormResult[]>,
+  stormTimes: Map<string, number>,
+): void {
+  const berth = results.berth.filter((r) => !Number.isNaN(r.timeMs));
+  if (berth.length === 0) {
+    goals.push(goalRow(`storm of ${n}${staleFraction > 0 ? ' + stale' : ''}`, 'unfinished', '', false));
+    return;
+  }
+  const time = median(berth.map((r) => r.timeMs));
+  const cpuPer = median(berth.map((r) => r.cpuMs)) / n;
+  const floorTime = median(results.bare.map((r) => r.timeMs));
+  const floorCpuPer = median(results.bare.map((r) => r.cpuMs)) / n;
+  const getInfo = median(berth.map((r) => r.getInfoPerPlugin));
+  const twice = Math.max(...berth.map((r) => r.duplicateNotifies));
+  const eld = median(berth.map((r) => r.eldP99Ms ?? 0));
+  const kubelet = n === 1000 ? KUBELET.storm1000Ms : n === 5000 ? KUBELET.storm5000Ms : undefined;
+  if (staleFraction === 0) {
+    stormTimes.set(String(n), time);
+    goals.push(
+      goalRow(
+        `storm of ${n}: all registered at or under the kubelet's time`,
+        sec(time),
+        `bare Go ${sec(floorTime)}; kubelet ${kubelet === undefined ? '—' : sec(kubelet)}`,
+        kubelet === undefined ? undefined : time <= kubelet,
+      ),
+      goalRow(
+        `storm of ${n}: CPU per registration ≤ 0.65 ms`,
+        `${cpuPer.toFixed(2)} ms`,
+        `bare Go ${floorCpuPer.toFixed(2)} ms; kubelet 0.43 ms`,
+        cpuPer <= 0.65,
+      ),
+      goalRow(
+        `storm of ${n}: exactly one GetInfo and one Notify(true) per plugin`,
+        `${getInfo.toFixed(2)} GetInfo, ${twice} told twice`,
+        '',
+        getInfo === 1 && twice === 0,
+      ),
+      goalRow(`storm of ${n}: event-loop delay p99 ≤ 20 ms`, formatMs(eld), '', eld <= 20),
+    );
+  } else {
+    const clean = stormTimes.get(String(n));
+    if (clean === undefined) return;
+    goals.push(
+      goalRow(
+        `storm of ${n} with ${Math.round(staleFraction * 100)}% stale: within 10% of the clean storm`,
+        `${sec(time)} (${((time / clean - 1) * 100).toFixed(0)}%)`,
+        `bare Go ${sec(floorTime)}`,
+        time <= clean * 1.1,
+      ),
+    );
+  }
+}
+
+/** One row of the goals table: goal, measured (with the floor of the same run), met or missed. */
+function goalRow(goal: string, measured: string, floor: string, met: boolean | undefined): string[] {
+  return [goal, measured, floor, met === undefined ? 'not measured' : met ? 'met' : 'missed'];
+}
+
 export async function scaleBenchmark(): Promise<BenchSection> {
   const tables: BenchTable[] = [];
   const notes: string[] = [];
+  const goals: string[][] = [];
+  const ratio = (x: number) => `${x.toFixed(2)}×`;
 
   // (1) One new plugin: ready (listening) -> Notify(true), with 0 and 1,000 registered.
   for (const registered of ONLY !== undefined && ONLY !== 'latency' ? [] : [0, LATENCY_REGISTERED]) {
     const samples = await latency(registered);
     const base0 = summarize(samples.bare.gap0);
     const base20 = summarize(samples.bare.gap20);
+    const berth0 = summarize(samples.berth.gap0);
+    const berth20 = summarize(samples.berth.gap20);
+    const p50 = Math.max(berth0.p50 / base0.p50, berth20.p50 / base20.p50);
+    const p99 = Math.max(berth0.p99 / base0.p99, berth20.p99 / base20.p99);
+    goals.push(
+      goalRow(
+        `one plugin, ${registered} registered: p50 ≤ 3× and p99 ≤ 3× the bare Go client (bind gap included)`,
+        `p50 ${formatMs(berth0.p50)} / ${formatMs(berth20.p50)} (gap), p99 ${formatMs(berth0.p99)} / ${formatMs(berth20.p99)}: worst ${ratio(p50)} / ${ratio(p99)}`,
+        `p50 ${formatMs(base0.p50)} / ${formatMs(base20.p50)}, p99 ${formatMs(base0.p99)} / ${formatMs(base20.p99)}; kubelet p50 ${KUBELET.latencyP50Ms} ms`,
+        p50 <= 3 && p99 <= 3,
+      ),
+    );
     tables.push({
       caption: `New plugin, listening → Notify(true), ${registered} already registered; baseline = bare registrar`,
       columns: LATENCY_COLUMNS,
@@ -242,8 +343,9 @@ export async function scaleBenchmark(): Promise<BenchSection> {
   }
 
   // (2) + (5) + (6) Storms.
-  let steadyRows: string[][] = [];
+  const steadyRows: string[][] = [];
   const floors = new Map<string, StormResult[]>();
+  const stormTimes = new Map<string, number>();
   for (const storage of ONLY === 'startup' || ONLY === 'latency' ? [] : STORAGES) {
     const stormRows: string[][] = [];
     for (const n of SIZES) {
@@ -252,11 +354,7 @@ export async function scaleBenchmark(): Promise<BenchSection> {
         for (let round = 0; round < ROUNDS; round++) {
           for (const mode of MODES) {
             const steady =
-              mode === 'berth' &&
-              storage === STORAGES.at(-1) &&
-              n === SIZES.at(-1) &&
-              staleFraction === 0 &&
-              round === 0;
+              mode === 'berth' && storage === STORAGES.at(-1) && staleFraction === 0 && round === 0;
             if (mode === 'bare' && storage !== STORAGES[0]) {
               results.bare.push(...(floors.get(`${n}/${staleFraction}`) ?? []).slice(round, round + 1));
               continue;
@@ -266,6 +364,7 @@ export async function scaleBenchmark(): Promise<BenchSection> {
         }
         floors.set(`${n}/${staleFraction}`, results.bare);
         const floor = median(results.bare.map((r) => r.timeMs));
+        if (storage === STORAGES[0]) stormGoals(goals, n, staleFraction, results, stormTimes);
         for (const mode of MODES) {
           const rs = results[mode];
           const done = rs.filter((r) => !Number.isNaN(r.timeMs));
@@ -300,19 +399,34 @@ export async function scaleBenchmark(): Promise<BenchSection> {
               rs.map((r) => r.peakRssBytes),
               mib,
             ),
-            `${formatMs(median(rs.map((r) => r.eldP99Ms)))} / ${formatMs(Math.max(...rs.map((r) => r.eldMaxMs)))}`,
+            rs.some((r) => r.eldP99Ms === null)
+              ? '— (no event loop)'
+              : `${formatMs(median(rs.map((r) => r.eldP99Ms ?? 0)))} / ${formatMs(Math.max(...rs.map((r) => r.eldMaxMs ?? 0)))}`,
           ]);
           const steady = rs.find((r) => r.steady)?.steady;
           if (steady) {
             const seconds = STEADY_MS / 1000;
-            steadyRows = steady.map((w, i) => [
-              `berth, ${n} registered`,
-              i === 0
-                ? `0–${seconds.toFixed(0)} s after the storm`
-                : `${seconds.toFixed(0)}–${(2 * seconds).toFixed(0)} s after`,
-              `${(w.cpuShare * 100).toFixed(2)}%`,
-              mib(w.rssBytes),
-            ]);
+            const rssGoalMb = n <= 1000 ? 80 : 120;
+            const last = steady.at(-1);
+            if (last)
+              goals.push(
+                goalRow(
+                  `idle with ${n} registered: ≤ 1% CPU, RSS ≤ ${rssGoalMb} MB`,
+                  `${(last.cpuShare * 100).toFixed(2)}%, ${mib(last.rssBytes)} (second window)`,
+                  `kubelet ${n <= 1000 ? '16.9%, 46 MB' : '123%, 95 MB'}`,
+                  last.cpuShare <= 0.01 && last.rssBytes <= rssGoalMb * 1e6,
+                ),
+              );
+            steadyRows.push(
+              ...steady.map((w, i) => [
+                `berth, ${n} registered`,
+                i === 0
+                  ? `0–${seconds.toFixed(0)} s after the storm`
+                  : `${seconds.toFixed(0)}–${(2 * seconds).toFixed(0)} s after`,
+                `${(w.cpuShare * 100).toFixed(2)}%`,
+                mib(w.rssBytes),
+              ]),
+            );
           }
         }
       }
@@ -338,7 +452,7 @@ export async function scaleBenchmark(): Promise<BenchSection> {
   }
   if (steadyRows.length > 0) {
     tables.push({
-      caption: `Idle after the ${SIZES.at(-1)} storm, two windows back to back: CPU share of one core over each window, RSS at its end`,
+      caption: `Idle after a storm (each size), two windows back to back: CPU share of one core over each window, RSS at its end`,
       columns: ['case', 'window', 'CPU', 'RSS'],
       rows: steadyRows,
     });
@@ -370,12 +484,45 @@ export async function scaleBenchmark(): Promise<BenchSection> {
       ),
     ]);
   }
+  if (startResults.berth.length > 0) {
+    const berthStart = median(startResults.berth.map((r) => r.startMs));
+    const bareStart = median(startResults.bare.map((r) => r.startMs));
+    const berthRemove = median(startResults.berth.map((r) => r.removeMs));
+    const bareRemove = median(startResults.bare.map((r) => r.removeMs));
+    const twice = Math.max(...startResults.berth.map((r) => r.duplicateNotifies));
+    goals.push(
+      goalRow(
+        `start-up with ${STARTUP_N} present → all registered ≤ ${sec(KUBELET.startup1000Ms)} (kubelet), nobody told twice`,
+        `${sec(berthStart)}, ${twice} told twice`,
+        `bare Go ${sec(bareStart)}`,
+        berthStart <= KUBELET.startup1000Ms && twice === 0,
+      ),
+      goalRow(
+        `${STARTUP_N} removed at once → all deregistered ≤ ${sec(KUBELET.remove1000Ms)} (kubelet)`,
+        sec(berthRemove),
+        `bare Go ${sec(bareRemove)}`,
+        berthRemove <= KUBELET.remove1000Ms,
+      ),
+    );
+  }
+  if (goals.length > 0) {
+    tables.push({
+      caption:
+        'Against the goals of issue 20 (this run; floor = the bare Go registrar in the same run, kubelet = issue 20 figures)',
+      columns: ['goal', 'berth', 'floor / kubelet', ''],
+      rows: goals,
+    });
+  }
   tables.push({
     caption: `Start with ${STARTUP_N} sockets present (berth: createPluginNode over SQLite, as the daemon), until all are listed; then all removed at once, until all are deregistered`,
     columns: ['case', 'start → all listed', 'peak RSS', 'plugins told twice', 'removed → all deregistered'],
     rows: startRows,
   });
 
+  if (GO_MISSING !== undefined && process.env.BENCH_SCALE_FARM === undefined)
+    notes.push(
+      `The Go farm and floor could not be built here (${GO_MISSING}): the Node farm and floor ran instead.`,
+    );
   notes.push(
     `Rounds per storm/start-up case: ${ROUNDS} (median, with the range); latency samples per case: ${LATENCY_SAMPLES}.`,
     "berth here is createPluginNode over SQLite with default options (liveness on), the daemon's core; " +
@@ -385,10 +532,19 @@ export async function scaleBenchmark(): Promise<BenchSection> {
   return {
     title: 'Scale: storms, start-up, removal, steady state, latency (plugins in a separate process)',
     method:
-      'A plugin farm child process serves every socket (a hand-written HTTP/2 gRPC server per socket that ' +
-      'binds, then listens, and counts GetInfo and Notify). The registrar under test runs in its own child ' +
-      'process (CPU, peak RSS, event-loop delay are its own): berth, or the bare registrar floor (watch the ' +
-      'directory, handshake every socket with 64 in parallel, nothing else). Cases interleave bare and berth.',
+      FARM === 'go'
+        ? 'A Go plugin farm (test/fixtures/go/plugin-farm: grpc-go from Debian, one grpc.Server per unix socket, ' +
+          "the kubelet's pluginregistration API generated by protoc-gen-go from berth's own proto) serves every " +
+          'socket in its own process (bind, then listen; it counts GetInfo and Notify). The registrar under test ' +
+          'runs in its own process too (CPU, peak RSS, event-loop delay are its own): berth (createPluginNode, ' +
+          'as the daemon), or the floor, a bare grpc-go registrar (test/fixtures/go/registrar: inotify, then ' +
+          'a fresh connection, GetInfo and Notify(true) per socket, 64 in parallel, nothing else). Cases ' +
+          'interleave floor and berth. The kubelet figures are those of issue 20 (kubelet 1.26 against the same ' +
+          'kind of Go farm on a quiet machine), for scale.'
+        : 'A plugin farm child process serves every socket (a hand-written HTTP/2 gRPC server per socket that ' +
+          'binds, then listens, and counts GetInfo and Notify). The registrar under test runs in its own child ' +
+          'process (CPU, peak RSS, event-loop delay are its own): berth, or the bare registrar floor. Cases ' +
+          'interleave bare and berth.',
     tables,
     notes,
   };

@@ -12,7 +12,7 @@ import {
   systemClock,
 } from '../common/index.js';
 import { CSI_DEFAULTS } from '../handlers/csi/index.js';
-import type { BuiltinHandlerSet } from '../handlers/index.js';
+import { BUILTIN_HANDLER_TYPES, type BuiltinHandlerSet, builtinHandlers } from '../handlers/index.js';
 import type { ObjectManagers, ObjectSource, Pod as ObjectsPod } from '../objects/index.js';
 import type { PluginManager } from '../plugin-manager/index.js';
 import { createPluginNode, type PluginNode } from '../plugin-node/index.js';
@@ -248,6 +248,10 @@ export class Daemon extends LifecycleComponent {
 
     // An observer persists nothing: what it shows is re-read from the directory at every
     // start, and a persisted record would claim the plugins were registered with berth.
+    // The handlers' modules load while SQLite opens below (its writer thread boots and the file
+    // syncs: mostly waiting), instead of after it; buildHandlers then finds them loaded. A
+    // failed load is reported by buildHandlers, which loads them again.
+    for (const type of BUILTIN_HANDLER_TYPES) builtinHandlers[type].load().catch(() => {});
     if (config.mode === 'registrar') {
       ensurePrivateFile(config.statePath, 'the state database');
       const storage = createSqliteStorage({

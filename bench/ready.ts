@@ -1,0 +1,164 @@
+/**
+ * Ready fast: a spawn of `berth run` until its /readyz answers 200, and a
+ * spawn of `berth --version` until it exits, each against a bare `node -e 0`
+ * (spawn → exit) in the same run, rounds interleaved. Also the CPU time the
+ * berth process spent until ready (/proc/<pid>/stat). Every daemon gets a
+ * fresh data directory (state.db created from nothing) and is stopped with
+ * SIGTERM after each round.
+ *
+ * BENCH_READY_ROUNDS overrides the rounds (default 15, quick 5).
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type BenchSection, LATENCY_COLUMNS, latencyRow } from './lib/report.js';
+import { formatMs, summarize } from './lib/stats.js';
+import { makeTempDir, nowMs } from './lib/timing.js';
+
+const QUICK = process.env.BENCH_QUICK === '1';
+const ROUNDS = Number(process.env.BENCH_READY_ROUNDS ?? (QUICK ? 5 : 15));
+/** The bin (package.json): BENCH_READY_MAIN names another entry to compare. */
+const MAIN = process.env.BENCH_READY_MAIN ?? fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+/**
+ * BENCH_READY_COMPARE=<entry>: the same measurements of another entry (e.g. an older build),
+ * interleaved; `unbundled` is the bin with BERTH_NO_BUNDLE=1 (every module loaded from dist/src).
+ */
+const COMPARE = process.env.BENCH_READY_COMPARE;
+const COMPARE_ENTRY = COMPARE === 'unbundled' ? MAIN : COMPARE;
+const COMPARE_ENV: Record<string, string> = COMPARE === 'unbundled' ? { BERTH_NO_BUNDLE: '1' } : {};
+
+function cpuMsOf(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** spawn → exit of `node <args>`. */
+function timeExit(args: string[], env: Record<string, string> = {}): Promise<number> {
+  const t0 = nowMs();
+  const child = spawn(process.execPath, args, { stdio: 'ignore', env: { ...process.env, ...env } });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) =>
+      code === 0 ? resolve(nowMs() - t0) : reject(new Error(`node ${args.join(' ')} exited ${code}`)),
+    );
+  });
+}
+
+function readyz(socketPath: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = http.get({ socketPath, path: '/readyz' }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.once('error', () => resolve(0));
+  });
+}
+
+/** spawn of `berth run` → first /readyz 200, polled every millisecond or so. */
+async function timeReady(
+  main = MAIN,
+  env: Record<string, string> = {},
+): Promise<{ readyMs: number; cpuMs: number }> {
+  const dir = makeTempDir('berth-ready-');
+  const t0 = nowMs();
+  const child = spawn(process.execPath, [main, 'run', '--data-dir', dir.path, '--log-level', 'warn'], {
+    stdio: 'ignore',
+    env: { ...process.env, ...env, BERTH_DATA_DIR: dir.path },
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  try {
+    const socket = join(dir.path, 'berth.sock');
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`berth run exited ${child.exitCode}`);
+      if ((await readyz(socket)) === 200) {
+        const readyMs = nowMs() - t0;
+        return { readyMs, cpuMs: cpuMsOf(child.pid ?? 0) };
+      }
+      if (nowMs() - t0 > 30_000) throw new Error('berth run not ready within 30 s');
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+    dir.remove();
+  }
+}
+
+export interface ReadyResult {
+  node: number[];
+  ready: number[];
+  readyCpu: number[];
+  version: number[];
+  compare: { ready: number[]; readyCpu: number[]; version: number[] };
+}
+
+export async function measureReady(rounds = ROUNDS): Promise<ReadyResult> {
+  const out: ReadyResult = {
+    node: [],
+    ready: [],
+    readyCpu: [],
+    version: [],
+    compare: { ready: [], readyCpu: [], version: [] },
+  };
+  // Warm-up: the page cache holds node and dist/ afterwards, as on a node that runs berth.
+  await timeExit(['-e', '0']);
+  await timeReady();
+  await timeExit([MAIN, '--version']);
+  for (let i = 0; i < rounds; i++) {
+    out.node.push(await timeExit(['-e', '0']));
+    const { readyMs, cpuMs } = await timeReady();
+    out.ready.push(readyMs);
+    out.readyCpu.push(cpuMs);
+    out.version.push(await timeExit([MAIN, '--version']));
+    if (COMPARE_ENTRY !== undefined) {
+      const other = await timeReady(COMPARE_ENTRY, COMPARE_ENV);
+      out.compare.ready.push(other.readyMs);
+      out.compare.readyCpu.push(other.cpuMs);
+      out.compare.version.push(await timeExit([COMPARE_ENTRY, '--version'], COMPARE_ENV));
+    }
+  }
+  return out;
+}
+
+export async function readyBenchmark(): Promise<BenchSection> {
+  const r = await measureReady();
+  const base = summarize(r.node);
+  const cpu = summarize(r.readyCpu);
+  const ready = summarize(r.ready);
+  const ratio = ready.p50 / base.p50;
+  return {
+    title: 'Ready fast: berth run → /readyz 200, berth --version, against node -e 0',
+    method:
+      `${ROUNDS} interleaved rounds after one warm-up of each: a spawn of \`node -e 0\` until it exits (the ` +
+      'floor); a spawn of `berth run` (fresh data directory, log level warn) until GET /readyz on its API ' +
+      'socket answers 200 (polled about every millisecond); a spawn of `berth --version` until it exits.',
+    tables: [
+      {
+        caption: 'Spawn → ready / exit; baseline = node -e 0',
+        columns: LATENCY_COLUMNS,
+        rows: [
+          latencyRow('node -e 0', base),
+          latencyRow('berth run → /readyz 200', summarize(r.ready), base),
+          latencyRow('berth --version', summarize(r.version), base),
+          ...(COMPARE === undefined
+            ? []
+            : [
+                latencyRow(`${COMPARE} run → /readyz 200`, summarize(r.compare.ready), base),
+                latencyRow(`${COMPARE} --version`, summarize(r.compare.version), base),
+              ]),
+        ],
+      },
+    ],
+    notes: [
+      `Goal of issue 20, spawn → /readyz 200 within 2.5× node -e 0 at p50: ${ratio.toFixed(2)}× (${formatMs(ready.p50)} against ${formatMs(base.p50)}): ${ratio <= 2.5 ? 'met' : 'missed'}.`,
+      `CPU time of the berth run process until ready (/proc, 10 ms ticks): p50 ${formatMs(cpu.p50)}, max ${formatMs(cpu.max)}` +
+        (COMPARE === undefined ? '.' : `; ${COMPARE}: p50 ${formatMs(summarize(r.compare.readyCpu).p50)}.`),
+    ],
+  };
+}
