@@ -12,10 +12,10 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import {
+  getOverUnixSocket,
   siblingModule,
   spawnModule,
   stopChild,
@@ -30,23 +30,8 @@ const MAIN = siblingModule(import.meta.url, '../src/cli/main');
 const longWait = { timeoutMs: 60_000, intervalMs: 50 };
 
 // biome-ignore lint/suspicious/noExplicitAny: the test reads arbitrary JSON answers
-function getJson(socketPath: string, path: string): Promise<any> {
-  return new Promise((resolve, reject) => {
-    const req = request({ socketPath, path }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => {
-        try {
-          resolve(JSON.parse(text));
-        } catch (err) {
-          reject(err);
-        }
-      });
-    });
-    req.on('error', reject);
-    req.end();
-  });
+async function getJson(socketPath: string, path: string): Promise<any> {
+  return JSON.parse((await getOverUnixSocket(socketPath, path)).text);
 }
 
 /** The methods the Go CSI driver was called with (its JSON-line events). */

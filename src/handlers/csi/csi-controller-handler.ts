@@ -14,13 +14,7 @@
  * the plugin for its controller capabilities, a read-only call, and fails
  * (and is retried) when the plugin serves no Controller service.
  */
-import {
-  AbortScope,
-  BerthError,
-  errorMessage,
-  LifecycleController,
-  type LifecycleState,
-} from '../../common/index.js';
+import { AbortScope, BerthError, errorMessage, LifecycleComponent } from '../../common/index.js';
 import type { GenericVersion } from '../generic-version.js';
 import type {
   BuiltinHandler,
@@ -30,7 +24,7 @@ import type {
   RegisterContext,
 } from '../types.js';
 import { csiOptions } from './csi-options.js';
-import { validateCsiVersions, validationErrorText } from './csi-versions.js';
+import { checkCsiRegister, checkCsiValidate } from './csi-versions.js';
 import { openCsiVolumeClient } from './csi-volume-client.js';
 
 /** Nomad's plugin type for a controller-only CSI plugin. */
@@ -58,39 +52,33 @@ interface ControllerEntry {
   registeredAt: number;
 }
 
-export class CsiControllerHandler implements BuiltinHandler {
+export class CsiControllerHandler extends LifecycleComponent implements BuiltinHandler {
   readonly type = CSI_CONTROLLER;
   readonly #services: HandlerServices;
   readonly #delegate: PluginHandler | undefined;
   readonly #callTimeoutMs: number;
   readonly #controllers = new Map<string, ControllerEntry>();
   readonly #calls = new AbortScope();
-  readonly #lifecycle = new LifecycleController({
-    onStop: () =>
-      this.#calls.abort(new BerthError('BERTH_SHUT_DOWN', 'the CSI controller handler is stopping')),
-  });
 
   constructor(services: HandlerServices, delegate?: PluginHandler) {
+    super();
     this.#services = services;
     this.#delegate = delegate;
     this.#callTimeoutMs = csiOptions(services.options).callTimeoutMs;
   }
 
-  get state(): LifecycleState {
-    return this.#lifecycle.state;
+  // Stopping cuts short any registration still asking its plugin.
+  protected override onStop(): Promise<void> | void {
+    return this.#calls.abort(new BerthError('BERTH_SHUT_DOWN', 'the CSI controller handler is stopping'));
   }
 
   async validatePlugin(name: string, endpoint: string, versions: string[], context: PluginCallContext) {
-    const check = validateCsiVersions('ValidatePlugin', name, versions, this.#controllers.get(name)?.highest);
-    if (!check.ok) {
-      throw new BerthError('BERTH_VALIDATION_FAILED', validationErrorText(name, endpoint, check.error));
-    }
+    checkCsiValidate(name, endpoint, versions, this.#controllers.get(name)?.highest);
     await this.#delegate?.validatePlugin(name, endpoint, versions, context);
   }
 
   async registerPlugin(name: string, endpoint: string, versions: string[], context: RegisterContext) {
-    const check = validateCsiVersions('RegisterPlugin', name, versions, this.#controllers.get(name)?.highest);
-    if (!check.ok) throw new BerthError('BERTH_REGISTER_FAILED', check.error);
+    const highest = checkCsiRegister(name, versions, this.#controllers.get(name)?.highest);
     const timeoutMs = context.pluginClientTimeoutMs ?? this.#callTimeoutMs;
     let capabilities: string[];
     try {
@@ -124,7 +112,7 @@ export class CsiControllerHandler implements BuiltinHandler {
       name,
       endpoint,
       socketPath: context.socketPath,
-      highest: check.highest,
+      highest,
       capabilities,
       registeredAt: this.#services.clock.now(),
     };
@@ -168,18 +156,6 @@ export class CsiControllerHandler implements BuiltinHandler {
         ...(this.#services.mode === 'observe' ? { observed: true as const } : {}),
       }))
       .sort((a, b) => a.name.localeCompare(b.name));
-  }
-
-  start(signal?: AbortSignal): Promise<void> {
-    return this.#lifecycle.start(signal);
-  }
-
-  stop(): Promise<void> {
-    return this.#lifecycle.stop();
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.stop();
   }
 }
 

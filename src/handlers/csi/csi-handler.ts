@@ -18,7 +18,7 @@ import type {
 import { type CsiNodeInfo, NodeGetInfoError, queryCsiDriver } from './csi-node-info.js';
 import { type CsiHandlerOptions, csiOptions } from './csi-options.js';
 import { topologyProblem } from './csi-topology.js';
-import { CSI_LOG_PREFIX, validateCsiVersions, validationErrorText } from './csi-versions.js';
+import { CSI_LOG_PREFIX, checkCsiRegister, checkCsiValidate } from './csi-versions.js';
 
 export const CSIPlugin = 'CSIPlugin';
 
@@ -79,23 +79,18 @@ export class CsiHandler extends LifecycleComponent implements BuiltinHandler {
   }
 
   async validatePlugin(name: string, endpoint: string, versions: string[], context: PluginCallContext) {
-    const check = validateCsiVersions('ValidatePlugin', name, versions, this.#drivers.get(name)?.highest);
-    if (!check.ok) {
-      throw new BerthError('BERTH_VALIDATION_FAILED', validationErrorText(name, endpoint, check.error));
-    }
+    checkCsiValidate(name, endpoint, versions, this.#drivers.get(name)?.highest);
     await this.#delegate?.validatePlugin(name, endpoint, versions, context);
   }
 
   async registerPlugin(name: string, endpoint: string, versions: string[], context: RegisterContext) {
-    // Again: another registration of this name may have landed since validate.
-    const check = validateCsiVersions('RegisterPlugin', name, versions, this.#drivers.get(name)?.highest);
-    if (!check.ok) throw new BerthError('BERTH_REGISTER_FAILED', check.error);
+    const highest = checkCsiRegister(name, versions, this.#drivers.get(name)?.highest);
     const previous = this.#drivers.get(name);
     const entry: DriverEntry = {
       name,
       endpoint,
       socketPath: context.socketPath,
-      highest: check.highest,
+      highest,
       registeredAt: this.#services.clock.now(),
     };
     this.#drivers.set(name, entry);
@@ -160,7 +155,7 @@ export class CsiHandler extends LifecycleComponent implements BuiltinHandler {
     }
     if (previous !== undefined) {
       this.#logger.info(
-        { name, from: previous.highest.toString(), to: check.highest.toString() },
+        { name, from: previous.highest.toString(), to: highest.toString() },
         'CSI driver replaced by a higher version',
       );
     }

@@ -3,6 +3,7 @@
  * with its texts: only 1.x versions, the highest one chosen, and a name that
  * is already registered only moves to a strictly higher version.
  */
+import { BerthError } from '../../common/index.js';
 import { compareGenericVersions, type GenericVersion, highestSupportedVersion } from '../generic-version.js';
 import { goQuote, goQuotedList } from '../go-format.js';
 
@@ -51,4 +52,27 @@ export function validateCsiVersions(
 /** ValidatePlugin's wrapping of any version error. */
 export function validationErrorText(name: string, endpoint: string, error: string): string {
   return `validation failed for CSI Driver ${name} at endpoint ${endpoint}: ${error}`;
+}
+
+/** ValidatePlugin's check (CSIPlugin and csi-controller): BERTH_VALIDATION_FAILED with the kubelet's text. */
+export function checkCsiValidate(
+  name: string,
+  endpoint: string,
+  versions: readonly string[],
+  existing: GenericVersion | undefined,
+): void {
+  const check = validateCsiVersions('ValidatePlugin', name, versions, existing);
+  if (!check.ok)
+    throw new BerthError('BERTH_VALIDATION_FAILED', validationErrorText(name, endpoint, check.error));
+}
+
+/** RegisterPlugin's check, again (another registration of the name may have landed since validate): the highest version. */
+export function checkCsiRegister(
+  name: string,
+  versions: readonly string[],
+  existing: GenericVersion | undefined,
+): GenericVersion {
+  const check = validateCsiVersions('RegisterPlugin', name, versions, existing);
+  if (!check.ok) throw new BerthError('BERTH_REGISTER_FAILED', check.error);
+  return check.highest;
 }
