@@ -249,8 +249,8 @@ export class Daemon extends LifecycleComponent {
     // An observer persists nothing: what it shows is re-read from the directory at every
     // start, and a persisted record would claim the plugins were registered with berth.
     // The handlers' modules load while SQLite opens below (its writer thread boots and the file
-    // syncs: mostly waiting), instead of after it; buildHandlers then finds them loaded. A
-    // failed load is reported by buildHandlers, which loads them again.
+    // syncs: mostly waiting), instead of after it; the plugin node's start then finds them
+    // loaded. A failed load is reported there, when it loads them again.
     for (const type of BUILTIN_HANDLER_TYPES) builtinHandlers[type].load().catch(() => {});
     if (config.mode === 'registrar') {
       ensurePrivateFile(config.statePath, 'the state database');
@@ -319,11 +319,11 @@ export class Daemon extends LifecycleComponent {
       mountRoot: csi.options.mountRoot ?? join(config.dataDir, CSI_DEFAULTS.mountRootDirName),
       drivers: {
         lookup: (name) => {
-          const node = csi.lookupDriver(name);
+          const nodePlugin = csi.lookupDriver(name);
           const controllerEndpoint = controllers.lookupController(name);
-          return node === undefined || controllerEndpoint === undefined
-            ? node
-            : { ...node, controllerEndpoint };
+          return nodePlugin === undefined || controllerEndpoint === undefined
+            ? nodePlugin
+            : { ...nodePlugin, controllerEndpoint };
         },
         lookupController: (name) => controllers.lookupController(name),
       },
