@@ -119,17 +119,24 @@ export class LegacyRegistrationServer extends LifecycleComponent {
   }
 
   protected override onStop(): Promise<void> {
+    // Only a socket this server bound is removed: when the start failed because another
+    // process serves the path (a kubelet, another berth), that process keeps its socket file.
+    const bound = this.#listener !== undefined;
     return new Promise<void>((resolve) => {
-      // A Register still dialling its plugin gets a moment to finish, then is cut off.
+      // A Register still dialling its plugin gets a moment to finish, then is cut off. The
+      // timer holds the event loop: grpc-js may never call tryShutdown's callback (a session
+      // destroyed but not yet closed), and the stop must still end.
       let done = false;
       const finish = () => {
         if (done) return;
         done = true;
         clearTimeout(force);
-        try {
-          unlinkSync(this.socketPath);
-        } catch {
-          // Already gone, or never bound.
+        if (bound) {
+          try {
+            unlinkSync(this.socketPath);
+          } catch {
+            // Already gone: closing the listener unlinks it.
+          }
         }
         resolve();
       };
@@ -137,7 +144,6 @@ export class LegacyRegistrationServer extends LifecycleComponent {
         this.#server.forceShutdown();
         finish();
       }, CLOSE_GRACE_MS);
-      force.unref();
       void this.#listener?.close();
       this.#server.tryShutdown(finish);
     });
