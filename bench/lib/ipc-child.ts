@@ -1,25 +1,39 @@
 import { type ChildProcess, fork } from 'node:child_process';
 
-/** A child process driven by `{id, op, ...}` IPC messages that answers `{id, ok, result|error}`. */
+/** A child process driven by `{id, op, ...}` requests that answers `{id, ok, result|error}`. */
 export interface IpcChild {
   readonly process: ChildProcess;
   call<T>(op: string, args?: Record<string, unknown>): Promise<T>;
   stop(): Promise<void>;
 }
 
-export async function startIpcChild(
-  modulePath: string,
-  args: string[],
-  env: Record<string, string> = {},
+interface Answer {
+  id: number;
+  ok: boolean;
+  result?: unknown;
+  error?: string;
+}
+
+/** How requests reach a child and its answers come back (IPC messages, or JSON lines on stdio). */
+export interface ChildChannel {
+  send(request: Record<string, unknown>): void;
+  onAnswer(handle: (answer: Answer) => void): void;
+  /** Asks the child to end (it exits by itself); SIGKILL follows after 10 s. */
+  end(): void;
+  /** Prefixes a failed answer's error with the child's label. */
+  labelErrors: boolean;
+}
+
+/**
+ * Drives a started child over `channel`: resolves once it answered `{id: 0}`
+ * (ready), then matches answers to requests by id. Every pending request fails
+ * when the child exits.
+ */
+export async function driveChild(
+  child: ChildProcess,
+  label: string,
+  channel: ChildChannel,
 ): Promise<IpcChild> {
-  // BENCH_CPU_PROF=<dir>: each child writes a V8 CPU profile there (node --cpu-prof).
-  const profileDir = process.env.BENCH_CPU_PROF;
-  const execArgv = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const child = fork(modulePath, args, {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    execArgv,
-    env: { ...process.env, ...env },
-  });
   const waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   let next = 1;
   let ready!: () => void;
@@ -28,15 +42,16 @@ export async function startIpcChild(
     ready = resolve;
     failed = reject;
   });
-  child.on('message', (m: { id: number; ok: boolean; result?: unknown; error?: string }) => {
+  channel.onAnswer((m) => {
     if (m.id === 0) return ready();
     const w = waiting.get(m.id);
     waiting.delete(m.id);
     if (m.ok) w?.resolve(m.result);
-    else w?.reject(new Error(m.error ?? 'failed'));
+    else w?.reject(new Error(`${channel.labelErrors ? `${label}: ` : ''}${m.error ?? 'failed'}`));
   });
+  child.once('error', (err) => failed(err));
   child.once('exit', (code, signal) => {
-    const err = new Error(`${modulePath} exited (${code ?? signal})`);
+    const err = new Error(`${label} exited (${code ?? signal})`);
     failed(err);
     for (const w of waiting.values()) w.reject(err);
     waiting.clear();
@@ -49,19 +64,42 @@ export async function startIpcChild(
       return new Promise<T>((resolve, reject) => {
         const id = next++;
         waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
-        child.send({ ...extra, op, id });
+        channel.send({ ...extra, op, id });
       });
     },
     stop() {
       stopping ??= new Promise<void>((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', () => resolve());
         const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
-        child.once('exit', () => clearTimeout(kill));
-        if (child.connected) child.disconnect();
-        else child.kill('SIGTERM');
+        child.once('exit', () => {
+          clearTimeout(kill);
+          resolve();
+        });
+        channel.end();
       });
       return stopping;
     },
   };
+}
+
+/** A Node module forked with an IPC channel (bench/lib/scale-runner.ts). */
+export function startIpcChild(
+  modulePath: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<IpcChild> {
+  // BENCH_CPU_PROF=<dir>: each child writes a V8 CPU profile there (node --cpu-prof).
+  const profileDir = process.env.BENCH_CPU_PROF;
+  const execArgv = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const child = fork(modulePath, args, {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    execArgv,
+    env: { ...process.env, ...env },
+  });
+  return driveChild(child, modulePath, {
+    send: (request) => child.send(request),
+    onAnswer: (handle) => child.on('message', handle),
+    end: () => (child.connected ? child.disconnect() : child.kill('SIGTERM')),
+    labelErrors: false,
+  });
 }
