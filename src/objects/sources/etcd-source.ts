@@ -5,7 +5,7 @@ import {
   BerthError,
   type Clock,
   errorMessage,
-  type LifecycleState,
+  LifecycleComponent,
   type Logger,
   silentLogger,
   systemClock,
@@ -20,7 +20,6 @@ import type {
   WatchEvent,
   WatchOptions,
 } from '../source.js';
-import { sourceLifecycle } from './source-lifecycle.js';
 
 /**
  * An ObjectSource backed by etcd v3 (the `etcd3` client; tested against etcd 3.4).
@@ -100,20 +99,20 @@ export function createEtcdSource(options: EtcdSourceOptions): EtcdSource {
   return new EtcdObjectSource(resolveOptions(options));
 }
 
-class EtcdObjectSource implements EtcdSource {
+/** Its start() resolves at once: the client connects on the first call. */
+class EtcdObjectSource extends LifecycleComponent implements EtcdSource {
   readonly prefix: string;
   readonly #logger: Logger;
   readonly #clock: Clock;
   readonly #client: Etcd3;
   readonly #ownsClient: boolean;
-  /** Aborted by stop(): ends every open watch. */
   /** Aborted on stop; each watch gets a signal of its own from it (a listener per watch on one signal warned). */
   readonly #closing = new AbortScope();
   /** Stop functions of the open watches, so stop() can end them even if nobody iterates. */
   readonly #activeWatches = new Set<() => Promise<void>>();
-  readonly #lifecycle = sourceLifecycle({ release: () => this.#release() });
 
   constructor(options: ResolvedOptions) {
+    super();
     this.prefix = options.prefix;
     this.#logger = options.logger;
     this.#clock = options.clock;
@@ -224,25 +223,8 @@ class EtcdObjectSource implements EtcdSource {
     return at;
   }
 
-  get state(): LifecycleState {
-    return this.#lifecycle.state;
-  }
-
-  /** Resolves at once: the client connects on the first call. Aborting `signal` stops the source. */
-  start(signal?: AbortSignal): Promise<void> {
-    return this.#lifecycle.start(signal);
-  }
-
-  /** Ends every open watch and closes the client (when owned). Memoised. */
-  stop(): Promise<void> {
-    return this.#lifecycle.stop();
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.stop();
-  }
-
-  async #release(): Promise<void> {
+  /** Ends every open watch and closes the client (when owned); once, also when never started. */
+  protected override async onStop(): Promise<void> {
     this.#closing.abort(new BerthError('BERTH_SHUT_DOWN', 'etcd source stopped'));
     await Promise.allSettled([...this.#activeWatches].map((stop) => stop()));
     if (this.#ownsClient) this.#client.close();

@@ -5,7 +5,7 @@ import {
   BerthError,
   errorMessage,
   isBerthError,
-  type LifecycleState,
+  LifecycleComponent,
   type Logger,
   silentLogger,
 } from '../../common/index.js';
@@ -19,7 +19,6 @@ import type {
   WatchEvent,
   WatchOptions,
 } from '../source.js';
-import { sourceLifecycle } from './source-lifecycle.js';
 
 /**
  * An ObjectSource backed by a Kubernetes API server (`@kubernetes/client-node` 1.x), the way the
@@ -65,24 +64,24 @@ function loadKubeConfig(config: KubernetesSourceOptions['kubeConfig']): KubeConf
   return kc;
 }
 
-class KubernetesObjectSource implements ObjectSource {
+/** Its start() resolves at once: the client connects on the first call. */
+class KubernetesObjectSource extends LifecycleComponent implements ObjectSource {
   readonly #kc: KubeConfig;
   readonly #core: CoreV1Api;
   readonly #logger: Logger;
   /** Aborted on stop; each watch gets a signal of its own from it (a listener per watch on one signal warned). */
   readonly #closing = new AbortScope();
-  #closed = false;
-  readonly #lifecycle = sourceLifecycle({
-    release: () => {
-      this.#closed = true;
-      this.#closing.abort(new BerthError('BERTH_SHUT_DOWN', 'kubernetes source stopped'));
-    },
-  });
 
   constructor(kc: KubeConfig, logger: Logger) {
+    super();
     this.#kc = kc;
     this.#core = kc.makeApiClient(CoreV1Api);
     this.#logger = logger.child({ component: 'kubernetes-source' });
+  }
+
+  /** Ends every open watch; once, also when never started. Reads fail with BERTH_SHUT_DOWN from then on. */
+  protected override onStop(): void {
+    this.#closing.abort(new BerthError('BERTH_SHUT_DOWN', 'kubernetes source stopped'));
   }
 
   async get(
@@ -135,24 +134,6 @@ class KubernetesObjectSource implements ObjectSource {
     this.#checkOpen();
     checkArgs(resource, namespace, options.name);
     return { [Symbol.asyncIterator]: () => this.#watch(resource, namespace, options) };
-  }
-
-  get state(): LifecycleState {
-    return this.#lifecycle.state;
-  }
-
-  /** Resolves at once: the client connects on the first call. Aborting `signal` stops the source. */
-  start(signal?: AbortSignal): Promise<void> {
-    return this.#lifecycle.start(signal);
-  }
-
-  /** Ends every open watch. Memoised. */
-  stop(): Promise<void> {
-    return this.#lifecycle.stop();
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.stop();
   }
 
   async *#watch(
@@ -245,7 +226,7 @@ class KubernetesObjectSource implements ObjectSource {
   }
 
   #checkOpen(): void {
-    if (this.#closed) throw new BerthError('BERTH_SHUT_DOWN', 'kubernetes source is closed');
+    if (this.stopBegun) throw new BerthError('BERTH_SHUT_DOWN', 'kubernetes source is closed');
   }
 }
 
