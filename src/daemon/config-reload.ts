@@ -12,6 +12,11 @@ const OBJECT_LIMIT_KEYS = ['ttlMs', 'maxPods', 'maxReferencesPerPod'] as const s
   keyof ObjectLimits
 >;
 
+/** The reloadable object limits of a config. */
+export function objectLimitsOf(objects: DaemonConfig['objects']): ObjectLimits {
+  return { ttlMs: objects.ttlMs, maxPods: objects.maxPods, maxReferencesPerPod: objects.maxReferencesPerPod };
+}
+
 /** What a reload can change in the running daemon. */
 export interface ReloadTarget {
   setLogLevel(level: LogLevel): void;
@@ -104,11 +109,7 @@ export function reloadConfig(options: ReloadOptions): DaemonConfig {
     effective.logLevel = next.logLevel;
   }
   if (OBJECT_LIMIT_KEYS.some((key) => running.objects[key] !== next.objects[key])) {
-    const limits = {
-      ttlMs: next.objects.ttlMs,
-      maxPods: next.objects.maxPods,
-      maxReferencesPerPod: next.objects.maxReferencesPerPod,
-    };
+    const limits = objectLimitsOf(next.objects);
     options.target.setObjectLimits(limits);
     effective.objects = { ...running.objects, ...limits };
   }

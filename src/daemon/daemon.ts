@@ -30,7 +30,7 @@ import type { DaemonCluster } from './cluster-setup.js';
 import type { DaemonConfig } from './config/config.js';
 import { dataDirLayout } from './config/defaults.js';
 import { formatHostPort, type TcpAddress } from './config/listen-address.js';
-import type { ObjectLimits } from './config-reload.js';
+import { type ObjectLimits, objectLimitsOf } from './config-reload.js';
 import { EventBus } from './event-bus.js';
 import { createEventLog } from './event-log.js';
 import { ensurePrivateDirectory, ensurePrivateFile, ensureRuntimeDirectory } from './file-modes.js';
@@ -117,11 +117,7 @@ export class Daemon extends LifecycleComponent {
   constructor(config: DaemonConfig, deps: DaemonDeps) {
     super();
     this.config = config;
-    this.#objectLimits = {
-      ttlMs: config.objects.ttlMs,
-      maxPods: config.objects.maxPods,
-      maxReferencesPerPod: config.objects.maxReferencesPerPod,
-    };
+    this.#objectLimits = objectLimitsOf(config.objects);
     this.#logger = deps.logger;
     this.#clock = deps.clock ?? systemClock;
     this.#startedAt = this.#clock.now();
