@@ -45,6 +45,7 @@ class Executor extends LifecycleComponent implements OperationExecutor {
   readonly #lanes: RegistrationLanes;
   readonly #young: YoungSocketRetry | false;
   readonly #mode: BerthMode;
+  readonly #holdConnection: OperationExecutorOptions['holdConnection'];
   /** Sockets in young-socket retries now (their schedule is dense only while few are). */
   readonly #youngRetrying = { count: 0 };
   readonly #listeners = new Set<(event: OperationEvent) => void>();
@@ -92,6 +93,7 @@ class Executor extends LifecycleComponent implements OperationExecutor {
     this.#lanes = new RegistrationLanes(this.#clock, concurrency, budgets);
     this.#young = options.youngSocketRetry ?? DEFAULT_EXECUTOR_OPTIONS.youngSocketRetry;
     this.#mode = options.mode ?? 'registrar';
+    this.#holdConnection = options.holdConnection;
     // One map for both operations: per-path serialisation and shared backoff, as upstream.
     this.#map = createOperationMap({ clock: this.#clock, logger: this.#logger, backoff });
     if (options.onEvent) this.#listeners.add(options.onEvent);
@@ -132,6 +134,7 @@ class Executor extends LifecycleComponent implements OperationExecutor {
       youngSocketRetry: this.#young,
       retrying: this.#youngRetrying,
       mode: this.#mode,
+      holdConnection: this.#holdConnection,
     };
     const refusal = this.#map.tryRun(
       socketPath,

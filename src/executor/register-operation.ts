@@ -12,7 +12,7 @@ import type { DialRegistration, RegistrationConnection } from '../registration/t
 import type { ExecutorTimeouts, YoungSocketRetry } from './executor-options.js';
 import type { RegistrationLanes } from './lanes.js';
 import type { SlotLease } from './slots.js';
-import type { HandlerLookup, PluginGeneration } from './types.js';
+import type { HandlerLookup, HoldConnection, PluginGeneration } from './types.js';
 import { deregisterQuietly } from './unregister-operation.js';
 import { dialYoungSocket } from './young-socket.js';
 
@@ -34,6 +34,8 @@ export interface RegisterDeps {
   retrying?: { count: number };
   /** `observe`: the attempt is a dry run that tells the plugin nothing (see `silenced`). Default registrar. */
   mode?: BerthMode;
+  /** Takes the connection of a plugin that registered (liveness keeps it); otherwise it is closed. */
+  holdConnection?: HoldConnection | undefined;
 }
 
 /**
@@ -235,6 +237,8 @@ export async function registerOperation(
         { cause: err, details: { ...plugin, socketPath } },
       );
     }
+    const held = deps.holdConnection === undefined ? undefined : conn.hold?.();
+    if (held !== undefined) deps.holdConnection?.(socketPath, generation.uuid, held);
     return entry;
   } finally {
     conn.close();
@@ -254,6 +258,7 @@ function silenced(conn: RegistrationConnection): RegistrationConnection {
     socketPath: conn.socketPath,
     getInfo: (options) => conn.getInfo(options),
     notifyRegistrationStatus: async () => {},
+    hold: () => conn.hold?.(),
     close: () => conn.close(),
   };
 }

@@ -1,7 +1,7 @@
 import type { ActualStateOfWorld, PluginInfo } from '../cache/types.js';
 import type { BackoffSetting, BerthError, BerthMode, Clock, Lifecycle, Logger } from '../common/index.js';
 import type { PluginHandler } from '../handlers/types.js';
-import type { DialRegistration } from '../registration/types.js';
+import type { DialRegistration, HeldConnection } from '../registration/types.js';
 import type { ExecutorTimeouts, SlotBudgets, YoungSocketRetry } from './executor-options.js';
 import type { LaneUsage } from './lanes.js';
 import type { OperationStatus, RunRefusal } from './operation-map.js';
@@ -68,8 +68,16 @@ export interface OperationExecutorOptions {
   youngSocketRetry?: YoungSocketRetry | false;
   /** `observe`: register attempts send no NotifyRegistrationStatus (register-operation.ts). Default registrar. */
   mode?: BerthMode;
+  /**
+   * Takes a registered plugin's handshake connection for liveness (before the
+   * 'registered' event), so the plugin is not connected to twice. Without it
+   * the connection is closed, as the kubelet does.
+   */
+  holdConnection?: HoldConnection;
   onEvent?: (event: OperationEvent) => void;
 }
+
+export type HoldConnection = (socketPath: string, uuid: string, connection: HeldConnection) => void;
 
 /**
  * Starts register and unregister operations (kubelet `OperationExecutor`).

@@ -10,9 +10,8 @@ import {
   type Logger,
   nextBackoffMs,
 } from '../common/index.js';
-import { probeConnect } from '../registration/index.js';
+import { type HeldConnection, openHeldConnection, probeConnect } from '../registration/index.js';
 import type { DialRegistration } from '../registration/types.js';
-import { KeepaliveConnection } from './keepalive-connection.js';
 import { DEFAULT_LIVENESS, RECOVERY_MAX_PERIODS, recoveryBackoff } from './liveness-options.js';
 import type { LivenessOptions } from './types.js';
 
@@ -54,6 +53,12 @@ export interface LivenessProber {
   [Symbol.asyncDispose](): Promise<void>;
   /** Holds a connection to a registered plugin (replacing one of an older generation). */
   watch(plugin: PluginInfo): void;
+  /**
+   * The handshake's connection of a plugin about to be watched: `watch` of
+   * that generation uses it instead of opening one. One left unclaimed for a
+   * period is closed.
+   */
+  adopt(socketPath: string, uuid: string, connection: HeldConnection): void;
   /** Lets go of a plugin (deregistered); only the given generation when `uuid` is set. */
   unwatch(socketPath: string, uuid?: string): void;
   /** Sockets watched right now. */
@@ -96,7 +101,7 @@ export function createLivenessProber(options: LivenessProberOptions): LivenessPr
 
 interface Watched {
   plugin: PluginInfo;
-  session: KeepaliveConnection | undefined;
+  session: HeldConnection | undefined;
   failures: number;
   pinging: boolean;
   /** Position in the round-robin array. */
@@ -115,6 +120,8 @@ class Prober extends LifecycleComponent implements LivenessProber {
   /** Per dead socket: when to probe it next, and the interval after that. */
   readonly #recovery = new Map<string, { nextAt: number; intervalMs: number }>();
   readonly #inFlight = new Set<Promise<void>>();
+  /** Handshake connections handed over for a generation not watched yet (adopt). */
+  readonly #adopted = new Map<string, { uuid: string; connection: HeldConnection; at: number }>();
   /** Watched plugins whose connection is not open yet (deferConnects), oldest first, from #waitingHead. */
   #waiting: Watched[] = [];
   #waitingHead = 0;
@@ -143,6 +150,8 @@ class Prober extends LifecycleComponent implements LivenessProber {
     for (const sweep of this.#sweeps) clearTimeout(sweep);
     this.#sweeps.clear();
     for (const socketPath of [...this.#watched.keys()]) this.unwatch(socketPath);
+    for (const { connection } of this.#adopted.values()) connection.destroy();
+    this.#adopted.clear();
     this.#waiting = [];
     this.#waitingHead = 0;
     await Promise.all([...this.#inFlight]);
@@ -168,8 +177,35 @@ class Prober extends LifecycleComponent implements LivenessProber {
     entry.index = this.#ring.push(entry) - 1;
     this.#watched.set(plugin.socketPath, entry);
     this.#recovery.delete(plugin.socketPath);
+    const adopted = this.#adopted.get(plugin.socketPath);
+    this.#adopted.delete(plugin.socketPath);
+    if (adopted?.uuid === plugin.uuid) {
+      this.#hold(entry, adopted.connection);
+      return;
+    }
+    adopted?.connection.destroy();
     this.#waiting.push(entry);
     if (this.#o.deferConnects?.() !== true) this.connectWaiting();
+  }
+
+  adopt(socketPath: string, uuid: string, connection: HeldConnection): void {
+    if (this.#stopped) {
+      connection.destroy();
+      return;
+    }
+    this.#adopted.get(socketPath)?.connection.destroy();
+    this.#adopted.set(socketPath, { uuid, connection, at: this.#o.clock.now() });
+  }
+
+  /** Closes handed-over connections nobody claimed within a period (their registration did not go through). */
+  #dropUnclaimed(): void {
+    if (this.#adopted.size === 0) return;
+    const before = this.#o.clock.now() - this.#o.periodMs;
+    for (const [socketPath, { connection, at }] of this.#adopted) {
+      if (at > before) continue;
+      this.#adopted.delete(socketPath);
+      connection.destroy();
+    }
   }
 
   unwatch(socketPath: string, uuid?: string): void {
@@ -238,6 +274,7 @@ class Prober extends LifecycleComponent implements LivenessProber {
    */
   #tick(): void {
     this.connectWaiting(); // a period is the longest a new plugin's connection waits
+    this.#dropUnclaimed();
     const budget = Math.min(this.#pingsPerPeriod, this.#ring.length);
     const sent: Watched[] = [];
     for (let i = 0; i < budget; i++) {
@@ -282,12 +319,16 @@ class Prober extends LifecycleComponent implements LivenessProber {
   }
 
   #connect(entry: Watched): void {
-    const session: KeepaliveConnection = new KeepaliveConnection(entry.plugin.socketPath, () => {
+    this.#hold(entry, openHeldConnection(entry.plugin.socketPath));
+  }
+
+  #hold(entry: Watched, session: HeldConnection): void {
+    entry.session = session;
+    session.onPeerClose(() => {
       if (entry.closed || entry.session !== session) return;
       entry.session = undefined;
       this.#track(this.#onConnectionLost(entry));
     });
-    entry.session = session;
   }
 
   /**

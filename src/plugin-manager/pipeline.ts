@@ -16,7 +16,7 @@ import {
 import { createOperationExecutor, type OperationExecutor } from '../executor/index.js';
 import { createHandlerTable, type HandlerTable } from '../handlers/index.js';
 import { createReconciler, DEFAULT_RESYNC_PERIOD_MS, type Reconciler } from '../reconciler/index.js';
-import type { DialRegistration } from '../registration/types.js';
+import type { DialRegistration, HeldConnection } from '../registration/types.js';
 import { createPluginWatcher, type PluginWatcher } from '../watcher/index.js';
 import type { ActualStateView, DesiredStateView, PluginManagerOptions } from './types.js';
 
@@ -48,6 +48,7 @@ export function buildPipeline(
   clock: Clock,
   base: Logger,
   dial: DialRegistration,
+  holdConnection: (socketPath: string, uuid: string, connection: HeldConnection) => void,
 ): Pipeline {
   if (typeof options?.pluginsDir !== 'string' || options.pluginsDir === '') {
     throw invalid('pluginsDir must be a non-empty path');
@@ -75,6 +76,7 @@ export function buildPipeline(
     logger: base.child({ component: 'operation-executor' }),
     dial,
     mode,
+    holdConnection,
   });
   const reconciler = createReconciler({
     desiredState: desired,

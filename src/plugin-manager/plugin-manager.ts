@@ -66,7 +66,10 @@ class BerthPluginManager extends LifecycleComponent implements PluginManager {
     const clock = options?.clock ?? systemClock;
     const base = options?.logger ?? silentLogger;
     const dial = options?.dial ?? dialRegistration;
-    const pipeline = buildPipeline(options, clock, base, dial);
+    // A registered plugin's handshake connection becomes its liveness connection.
+    const pipeline = buildPipeline(options, clock, base, dial, (socketPath, uuid, connection) =>
+      this.#liveness.adopt(socketPath, uuid, connection),
+    );
     this.#parts = pipeline;
     this.desiredState = pipeline.desiredView;
     this.actualState = pipeline.actualView;

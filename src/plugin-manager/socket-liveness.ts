@@ -1,7 +1,7 @@
 import type { ActualStateOfWorldStore, DesiredStateOfWorldStore, PluginInfo } from '../cache/index.js';
 import { type BerthError, type Clock, LifecycleComponent, type Logger } from '../common/index.js';
 import type { OperationExecutor } from '../executor/index.js';
-import type { DialRegistration } from '../registration/types.js';
+import type { DialRegistration, HeldConnection } from '../registration/types.js';
 import { createLivenessProber, DEFAULT_LIVENESS, type LivenessProber } from './liveness.js';
 import type { FailedEvent } from './operation-events.js';
 import type { DeadSocket, SocketStatusInputs } from './socket-status.js';
@@ -95,6 +95,12 @@ export class SocketLiveness extends LifecycleComponent {
       return 'discovered';
     }
     return this.#removals.delete(socketPath) ? 'liveness-removal' : 'socket-removed';
+  }
+
+  /** A registering plugin's handshake connection, for `registered` to hold (closed when liveness is off). */
+  adopt(socketPath: string, uuid: string, connection: HeldConnection): void {
+    if (this.#prober === undefined) connection.destroy();
+    else this.#prober.adopt(socketPath, uuid, connection);
   }
 
   /** A plugin registered: remember when, and hold a liveness connection to it. */

@@ -1,7 +1,10 @@
 /**
  * The registrar side of the kubelet handshake: one fresh HTTP/2 connection
  * per dial (the kubelet never reuses them), GetInfo and
- * NotifyRegistrationStatus, over node:http2 (h2-client.ts says why not grpc-js).
+ * NotifyRegistrationStatus, on a raw HTTP/2 connection (h2-client.ts says
+ * why not grpc-js or node:http2). A registered plugin's connection can be
+ * handed to liveness instead of closed (`hold`), so a registration costs one
+ * connection, not two.
  *
  * Unlike the kubelet's 10 s blocking dial, a socket with no listener (a stale
  * file left by a crash, or a path that is gone) fails at once with the OS
@@ -10,19 +13,20 @@
  * 100 ms, until it answers, refuses, or the dial's deadline passes.
  */
 
-import type { ClientHttp2Session } from 'node:http2';
 import { resolve as resolvePath } from 'node:path';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { abortedError, BerthError, nextBackoffMs } from '../common/index.js';
 import { UNIX_SOCKET_PATH_MAX_BYTES } from '../unix-grpc/unix-grpc-options.js';
 import { InfoRequestSchema, RegistrationStatusSchema } from './gen/pluginregistration/api_pb.js';
 import { connectSocket, GrpcCallError, type SessionAttempt, startSession, unaryCall } from './h2-client.js';
+import { H2Connection } from './h2-connection.js';
 import { PLUGIN_INFO_LIMITS } from './plugin-info-bounds.js';
 import { DIAL_RETRY_BACKOFF } from './registration-options.js';
 import type {
   CallOptions,
   DialOptions,
   DialRegistration,
+  HeldConnection,
   RegistrationConnection,
   RegistrationInfo,
   RegistrationStatus,
@@ -57,6 +61,15 @@ export const dialRegistration: DialRegistration = async (socketPath, options) =>
   return new H2RegistrationConnection(socketPath, session);
 };
 
+/**
+ * An idle connection for liveness to a plugin whose handshake connection
+ * could not be kept: connects and starts HTTP/2 without waiting; a refusal or
+ * a close shows as `onPeerClose`.
+ */
+export function openHeldConnection(socketPath: string): HeldConnection {
+  return H2Connection.connectIdle(socketPath);
+}
+
 function assertSocketPathFits(path: string): void {
   const bytes = Buffer.byteLength(path);
   if (bytes > UNIX_SOCKET_PATH_MAX_BYTES) {
@@ -70,7 +83,7 @@ function assertSocketPathFits(path: string): void {
 class H2RegistrationConnection implements RegistrationConnection {
   constructor(
     readonly socketPath: string,
-    readonly session: ClientHttp2Session,
+    readonly session: H2Connection,
   ) {}
 
   async getInfo(options: CallOptions): Promise<RegistrationInfo> {
@@ -113,8 +126,16 @@ class H2RegistrationConnection implements RegistrationConnection {
     }
   }
 
+  #held = false;
+
+  hold(): HeldConnection | undefined {
+    if (this.#held || !this.session.holdIdle()) return undefined;
+    this.#held = true;
+    return this.session;
+  }
+
   close(): void {
-    if (!this.session.closed) this.session.close();
+    if (!this.#held) this.session.close();
   }
 }
 
@@ -153,7 +174,7 @@ function dialError(socketPath: string, reason: string, cause?: unknown): BerthEr
  * connection closed before HTTP/2 started (or a full backlog) is tried again
  * shortly, until the deadline.
  */
-async function openWithRetries(socketPath: string, options: DialOptions): Promise<ClientHttp2Session> {
+async function openWithRetries(socketPath: string, options: DialOptions): Promise<H2Connection> {
   const { timeoutMs, signal } = options;
   const deadline = Date.now() + timeoutMs;
   let delay = nextBackoffMs(DIAL_RETRY_BACKOFF, 0);

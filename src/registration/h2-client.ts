@@ -1,23 +1,23 @@
 /**
- * The registration handshake's transport: one HTTP/2 session on a unix
- * socket and gRPC unary calls on it, over node:http2 directly.
+ * The registration handshake's transport: gRPC unary calls on one raw
+ * HTTP/2 connection per dial (h2-connection.ts), no grpc-js and no node:http2.
  *
  * Why not grpc-js here: a grpc-js client builds a channel, a resolver, a
  * subchannel and a load balancer for every dial, and the kubelet's handshake
- * dials fresh every time and makes two unary calls. For 1,000 handshakes
- * against a separate-process farm that machinery was about 2.0 CPU-seconds
- * against 0.75 for the same calls on a bare HTTP/2 session, and it held the
- * event loop for longer slices (the scale benchmark, issue 8). The handlers'
- * long-lived clients (CSI, DRA, device plugins) stay on grpc-js.
+ * dials fresh every time and makes two unary calls (2.0 CPU-seconds against
+ * 0.75 on a bare node:http2 session for 1,000 handshakes, issue 8); and
+ * node:http2's sessions and streams were then the largest cost left (issue 20).
+ * The handlers' long-lived clients (CSI, DRA, device plugins) stay on grpc-js.
  *
  * What gRPC asks of a unary client, and no more: the request headers, the
  * 5-byte length prefix, `grpc-timeout`, the status from trailers (or a
  * trailers-only response), HTTP status and RST_STREAM codes mapped as the
  * gRPC spec's http-grpc-status-mapping says, and a cap on the reply size.
  */
-import http2, { type ClientHttp2Session, type IncomingHttpHeaders } from 'node:http2';
 import { connect, type Socket } from 'node:net';
 import { abortedError } from '../common/index.js';
+import { H2Connection, type HeaderMap, type StreamEnd } from './h2-connection.js';
+import { ErrorCode, requestHeaderBlock, unaryRequestFrames } from './h2-frames.js';
 
 /** gRPC status codes by number (grpc/doc/statuscodes.md). */
 const STATUS_NAMES = [
@@ -70,19 +70,12 @@ export interface ConnectFailure {
 }
 
 export type SessionAttempt =
-  | { kind: 'ready'; session: ClientHttp2Session }
+  | { kind: 'ready'; session: H2Connection }
   /** Refused, missing, not a socket: nothing will answer; the dial fails now. */
   | { kind: 'failed'; failure: ConnectFailure }
   /** Accepted and closed before HTTP/2 settings, or EAGAIN (full backlog): worth another try. */
   | { kind: 'transient'; failure: ConnectFailure }
   | { kind: 'timeout' };
-
-/** The HTTP/2 settings we send; a registration client needs no push and little header room. */
-const SESSION_OPTIONS: http2.ClientSessionOptions = {
-  settings: { enablePush: false },
-  // A hostile plugin cannot make one session hold more than this (MiB).
-  maxSessionMemory: 4,
-};
 
 const CLOSED_EARLY: ConnectFailure = {
   reason: 'the listener closed the connection before the HTTP/2 handshake',
@@ -146,6 +139,7 @@ export function startSession(
       settled = true;
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
+      socket.removeListener('close', onClose);
       if (result instanceof Error || result.kind !== 'ready') {
         session?.destroy();
         socket.destroy();
@@ -154,17 +148,16 @@ export function startSession(
       else resolve(result);
     };
     const onAbort = () => finish(abortedError(signal, 'HTTP/2 handshake'));
+    const onClose = () => finish({ kind: 'transient', failure: CLOSED_EARLY });
     const timer = setTimeout(() => finish({ kind: 'timeout' }), timeoutMs);
-    let session: ClientHttp2Session | undefined;
+    let session: H2Connection | undefined;
     if (socket.destroyed) {
       finish({ kind: 'transient', failure: CLOSED_EARLY });
       return;
     }
-    session = http2.connect('http://localhost', { ...SESSION_OPTIONS, createConnection: () => socket });
-    const opened = session;
-    opened.on('error', () => {}); // 'close' follows
-    opened.once('remoteSettings', () => finish({ kind: 'ready', session: opened }));
-    opened.once('close', () => finish({ kind: 'transient', failure: CLOSED_EARLY }));
+    socket.once('close', onClose);
+    const opened = new H2Connection(socket, () => finish({ kind: 'ready', session: opened }));
+    session = opened;
     if (signal?.aborted) onAbort();
     else signal?.addEventListener('abort', onAbort, { once: true });
   });
@@ -213,7 +206,7 @@ export interface UnaryCallOptions {
  * GrpcCallError (or BERTH_ABORTED when `signal` fires).
  */
 export function unaryCall(
-  session: ClientHttp2Session,
+  session: H2Connection,
   path: string,
   request: Uint8Array,
   options: UnaryCallOptions,
@@ -223,61 +216,32 @@ export function unaryCall(
       reject(abortedError(options.signal, options.what));
       return;
     }
-    if (session.closed || session.destroyed) {
-      reject(new GrpcCallError(Status.UNAVAILABLE, 'the connection is closed'));
-      return;
-    }
-    let stream: http2.ClientHttp2Stream;
-    try {
-      stream = session.request({
-        ':method': 'POST',
-        ':path': path,
-        'content-type': 'application/grpc',
-        te: 'trailers',
-        'grpc-timeout': grpcTimeout(options.timeoutMs),
-      });
-    } catch (err) {
-      reject(new GrpcCallError(Status.UNAVAILABLE, `cannot start the call: ${(err as Error).message}`));
-      return;
-    }
     let settled = false;
-    const chunks: Buffer[] = [];
     let received = 0;
     let announced: number | undefined;
-    let headers: IncomingHttpHeaders | undefined;
-    let trailers: IncomingHttpHeaders | undefined;
+    let firstChunk: Buffer | undefined;
     const finish = (result: Buffer | Error) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
       if (result instanceof Error) {
-        if (!stream.closed) stream.close(http2.constants.NGHTTP2_CANCEL);
+        if (streamId !== undefined) session.cancelStream(streamId);
         reject(result);
       } else resolve(result);
     };
-    const onAbort = () => finish(abortedError(options.signal, options.what));
-    const timer = setTimeout(
-      () => finish(new GrpcCallError(Status.DEADLINE_EXCEEDED, 'Deadline exceeded')),
-      options.timeoutMs,
-    );
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-
-    stream.on('response', (h) => {
-      headers = h;
-    });
-    stream.on('trailers', (t) => {
-      trailers = t;
-    });
-    stream.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       if (settled) return;
       received += chunk.length;
-      chunks.push(chunk);
       // The prefix announces the message's size: refuse an oversized one before it arrives.
-      if (announced === undefined && received >= 5) {
-        const head = chunks.length === 1 ? chunk : Buffer.concat(chunks);
-        announced = head.readUInt32BE(1);
-        if (announced > options.maxResponseBytes) {
+      if (announced === undefined) {
+        if (firstChunk === undefined && chunk.length < 5) firstChunk = chunk;
+        else {
+          const head = firstChunk === undefined ? chunk : Buffer.concat([firstChunk, chunk]);
+          if (head.length >= 5) announced = head.readUInt32BE(1);
+          else firstChunk = head;
+        }
+        if (announced !== undefined && announced > options.maxResponseBytes) {
           finish(
             new GrpcCallError(
               Status.RESOURCE_EXHAUSTED,
@@ -292,33 +256,36 @@ export function unaryCall(
           new GrpcCallError(Status.INTERNAL, 'the reply holds more than the one message of a unary call'),
         );
       }
-    });
-    stream.on('error', () => {}); // 'close' follows with rstCode
-    stream.on('close', () => {
+    };
+    const onEnd = (end: StreamEnd) => {
       if (settled) return;
-      const outcome = callOutcome(headers, trailers, stream.rstCode, session.destroyed || session.closed);
-      if (outcome !== undefined) finish(outcome);
-      else finish(readMessage(Buffer.concat(chunks), options.maxResponseBytes));
+      const outcome = callOutcome(end);
+      finish(outcome ?? readMessage(Buffer.concat(end.body), options.maxResponseBytes));
+    };
+    const onAbort = () => finish(abortedError(options.signal, options.what));
+    const timer = setTimeout(
+      () => finish(new GrpcCallError(Status.DEADLINE_EXCEEDED, 'Deadline exceeded')),
+      options.timeoutMs,
+    );
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    const block = requestHeaderBlock(path, grpcTimeout(options.timeoutMs));
+    const streamId = session.openStream((id) => unaryRequestFrames(id, block, request), {
+      data: onData,
+      end: onEnd,
     });
-
-    const prefix = Buffer.alloc(5);
-    prefix.writeUInt32BE(request.byteLength, 1);
-    stream.end(Buffer.concat([prefix, request]));
+    if (streamId === undefined) finish(new GrpcCallError(Status.UNAVAILABLE, 'the connection is closed'));
   });
 }
 
 /** The call's error, or undefined when it ended with grpc-status 0. */
-function callOutcome(
-  headers: IncomingHttpHeaders | undefined,
-  trailers: IncomingHttpHeaders | undefined,
-  rstCode: number | undefined,
-  sessionGone: boolean,
-): GrpcCallError | undefined {
+function callOutcome(end: StreamEnd): GrpcCallError | undefined {
+  const { headers, trailers } = end;
   // A trailers-only response carries the status in its headers.
-  const statusSource = trailers ?? (headers?.['grpc-status'] !== undefined ? headers : undefined);
+  const statusSource: HeaderMap | undefined =
+    trailers ?? (headers?.['grpc-status'] !== undefined ? headers : undefined);
   if (statusSource !== undefined) {
     const code = Number(statusSource['grpc-status']);
-    if (!Number.isInteger(code) || code < 0 || code > 16) {
+    if (!/^\d+$/.test(statusSource['grpc-status'] ?? '') || code > 16) {
       return new GrpcCallError(
         Status.UNKNOWN,
         `invalid grpc-status ${JSON.stringify(statusSource['grpc-status'])}`,
@@ -331,10 +298,14 @@ function callOutcome(
   if (httpStatus !== undefined && httpStatus !== 200) {
     return new GrpcCallError(httpToGrpc(httpStatus), `Received HTTP status code ${httpStatus}`);
   }
-  if (sessionGone)
-    return new GrpcCallError(Status.UNAVAILABLE, 'the connection closed before the call finished');
-  if (rstCode !== undefined && rstCode !== http2.constants.NGHTTP2_NO_ERROR) {
-    return new GrpcCallError(rstToGrpc(rstCode), `Received RST_STREAM with code ${rstCode}`);
+  if (end.connectionError !== undefined) {
+    return new GrpcCallError(
+      Status.UNAVAILABLE,
+      `the connection closed before the call finished (${end.connectionError})`,
+    );
+  }
+  if (end.rstCode !== undefined && end.rstCode !== ErrorCode.NO_ERROR) {
+    return new GrpcCallError(rstToGrpc(end.rstCode), `Received RST_STREAM with code ${end.rstCode}`);
   }
   return new GrpcCallError(Status.INTERNAL, 'the call ended without a gRPC status');
 }
@@ -368,8 +339,8 @@ function grpcTimeout(timeoutMs: number): string {
 }
 
 /** grpc-message is percent-encoded (PROTOCOL-HTTP2.md). */
-function decodeGrpcMessage(value: string | string[] | undefined): string {
-  const text = Array.isArray(value) ? value.join(', ') : (value ?? '');
+function decodeGrpcMessage(value: string | undefined): string {
+  const text = value ?? '';
   try {
     return decodeURIComponent(text);
   } catch {
@@ -399,16 +370,14 @@ function httpToGrpc(status: number): number {
 }
 
 function rstToGrpc(code: number): number {
-  const { NGHTTP2_REFUSED_STREAM, NGHTTP2_CANCEL, NGHTTP2_ENHANCE_YOUR_CALM, NGHTTP2_INADEQUATE_SECURITY } =
-    http2.constants;
   switch (code) {
-    case NGHTTP2_REFUSED_STREAM:
+    case ErrorCode.REFUSED_STREAM:
       return Status.UNAVAILABLE;
-    case NGHTTP2_CANCEL:
+    case ErrorCode.CANCEL:
       return Status.CANCELLED;
-    case NGHTTP2_ENHANCE_YOUR_CALM:
+    case ErrorCode.ENHANCE_YOUR_CALM:
       return Status.RESOURCE_EXHAUSTED;
-    case NGHTTP2_INADEQUATE_SECURITY:
+    case ErrorCode.INADEQUATE_SECURITY:
       return Status.PERMISSION_DENIED;
     default:
       return Status.INTERNAL;

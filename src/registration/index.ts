@@ -1,4 +1,4 @@
-export { dialRegistration } from './dial.js';
+export { dialRegistration, openHeldConnection } from './dial.js';
 export { callExampleInfo } from './example-client.js';
 export { createExamplePlugin, ExamplePlugin, type ExamplePluginOptions } from './example-plugin.js';
 /** The pluginregistration wire messages, for plugins and tests that speak the protocol by hand. */
@@ -22,6 +22,11 @@ export {
   type RegistrationServerBehaviour,
   type RegistrationServerOptions,
 } from './registration-server.js';
-export type { DialRegistration, RegistrationConnection, RegistrationStatus } from './types.js';
+export type {
+  DialRegistration,
+  HeldConnection,
+  RegistrationConnection,
+  RegistrationStatus,
+} from './types.js';
 export { callUnary } from './unary-call.js';
 export { unary as unaryMethod, unixTarget } from './wire.js';

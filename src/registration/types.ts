@@ -1,7 +1,7 @@
 /**
  * The registrar (client) side of the kubelet registration handshake, as used
- * by the register operation, the liveness probe and tests. Implemented over
- * node:http2 (h2-client.ts) with the generated protobuf-es messages (src/registration/gen).
+ * by the register operation, the liveness probe and tests. Implemented on a
+ * raw HTTP/2 connection (h2-client.ts) with the generated protobuf-es messages (src/registration/gen).
  */
 export interface RegistrationInfo {
   type: string;
@@ -27,7 +27,29 @@ export interface RegistrationConnection {
   getInfo(options: CallOptions): Promise<RegistrationInfo>;
   /** Throws BerthError BERTH_NOTIFY_FAILED on RPC failure or deadline. */
   notifyRegistrationStatus(status: RegistrationStatus, options: CallOptions): Promise<void>;
+  /**
+   * Keeps the connection open, idle, for liveness instead of closing it
+   * (close() then does nothing). Undefined when it cannot be kept (closed,
+   * or a dialer without the ability).
+   */
+  hold?(): HeldConnection | undefined;
   close(): void;
+}
+
+/**
+ * An idle HTTP/2 connection to a registered plugin, held for liveness: no
+ * streams, keepalive PINGs, and a callback when the plugin closes it.
+ */
+export interface HeldConnection {
+  /** Sends one PING unless one is outstanding. */
+  sendPing(): void;
+  /** No PING is outstanding: the last one was answered (or none was sent). */
+  readonly answered: boolean;
+  /** One PING answered within `timeoutMs`: undefined, or why not. */
+  ping(timeoutMs: number): Promise<string | undefined>;
+  /** Runs once when the peer closes or resets the connection or sends GOAWAY (at once if it already has); not after destroy(). */
+  onPeerClose(callback: () => void): void;
+  destroy(): void;
 }
 
 export type DialOptions = CallOptions;
