@@ -271,21 +271,29 @@ export class H2Connection {
     }
     switch (type) {
       case FrameType.DATA:
-        return this.#data(flags, streamId, payload);
+        this.#data(flags, streamId, payload);
+        return;
       case FrameType.HEADERS:
-        return this.#headers(flags, streamId, payload);
+        this.#headers(flags, streamId, payload);
+        return;
       case FrameType.CONTINUATION:
-        return this.#continuation(flags, streamId, payload);
+        this.#continuation(flags, streamId, payload);
+        return;
       case FrameType.RST_STREAM:
-        return this.#reset(streamId, payload);
+        this.#reset(streamId, payload);
+        return;
       case FrameType.SETTINGS:
-        return this.#settings(flags, streamId, payload);
+        this.#settings(flags, streamId, payload);
+        return;
       case FrameType.PING:
-        return this.#ping(flags, payload);
+        this.#ping(flags, payload);
+        return;
       case FrameType.GOAWAY:
-        return this.#goaway(payload);
+        this.#goaway(payload);
+        return;
       case FrameType.PUSH_PROMISE:
-        return this.#fail('PUSH_PROMISE although push is disabled');
+        this.#fail('PUSH_PROMISE although push is disabled');
+        return;
       default:
         // WINDOW_UPDATE (our requests are far below any window), PRIORITY and unknown types.
         return;
@@ -293,14 +301,20 @@ export class H2Connection {
   }
 
   #data(flags: number, streamId: number, payload: Buffer): void {
-    if (streamId === 0) return this.#fail('DATA on stream 0');
+    if (streamId === 0) {
+      this.#fail('DATA on stream 0');
+      return;
+    }
     this.#unreturned += payload.length;
     if (this.#unreturned >= WINDOW_RETURN_BYTES) {
       this.#socket.write(connectionWindowUpdate(this.#unreturned));
       this.#unreturned = 0;
     }
     const body = unpad(flags, payload, 0);
-    if (body === undefined) return this.#fail('DATA with more padding than payload');
+    if (body === undefined) {
+      this.#fail('DATA with more padding than payload');
+      return;
+    }
     const stream = this.#streams.get(streamId);
     if (stream === undefined) return;
     if (body.length > 0) {
@@ -311,22 +325,33 @@ export class H2Connection {
   }
 
   #headers(flags: number, streamId: number, payload: Buffer): void {
-    if (streamId === 0) return this.#fail('HEADERS on stream 0');
+    if (streamId === 0) {
+      this.#fail('HEADERS on stream 0');
+      return;
+    }
     const fragment = unpad(flags, payload, flags & Flag.PRIORITY ? 5 : 0);
-    if (fragment === undefined) return this.#fail('HEADERS with more padding than payload');
+    if (fragment === undefined) {
+      this.#fail('HEADERS with more padding than payload');
+      return;
+    }
     const endStream = (flags & Flag.END_STREAM) !== 0;
-    if (flags & Flag.END_HEADERS) return this.#headerBlock(streamId, endStream, fragment);
+    if (flags & Flag.END_HEADERS) {
+      this.#headerBlock(streamId, endStream, fragment);
+      return;
+    }
     this.#block = { streamId, endStream, parts: [Buffer.from(fragment)], bytes: fragment.length };
   }
 
   #continuation(flags: number, streamId: number, payload: Buffer): void {
     const block = this.#block;
     if (block === undefined || block.streamId !== streamId) {
-      return this.#fail('CONTINUATION without the HEADERS it continues');
+      this.#fail('CONTINUATION without the HEADERS it continues');
+      return;
     }
     block.bytes += payload.length;
     if (block.bytes > MAX_HEADER_LIST_BYTES) {
-      return this.#fail(`a header block over ${MAX_HEADER_LIST_BYTES} bytes`, ErrorCode.ENHANCE_YOUR_CALM);
+      this.#fail(`a header block over ${MAX_HEADER_LIST_BYTES} bytes`, ErrorCode.ENHANCE_YOUR_CALM);
+      return;
     }
     block.parts.push(Buffer.from(payload));
     if ((flags & Flag.END_HEADERS) === 0) return;
@@ -337,18 +362,27 @@ export class H2Connection {
   #headerBlock(streamId: number, endStream: boolean, block: Buffer): void {
     // Decoded even for a stream we reset: the table must follow the server's encoder.
     let fields: HeaderMap;
-    if (this.#table === undefined) return this.#fail('HEADERS on a connection held for liveness');
+    if (this.#table === undefined) {
+      this.#fail('HEADERS on a connection held for liveness');
+      return;
+    }
     try {
       fields = toHeaderMap(decodeBlock(block, this.#table, 4096));
     } catch (err) {
-      if (err instanceof HpackError) return this.#fail(`an undecodable header block (${err.message})`, 0x9);
+      if (err instanceof HpackError) {
+        this.#fail(`an undecodable header block (${err.message})`, 0x9);
+        return;
+      }
       throw err;
     }
     const stream = this.#streams.get(streamId);
     if (stream !== undefined) {
       if (stream.headers === undefined) stream.headers = fields;
       else if (endStream) stream.trailers = fields;
-      else return this.#failStream(streamId, 'a second HEADERS block that does not end the stream');
+      else {
+        this.#failStream(streamId, 'a second HEADERS block that does not end the stream');
+        return;
+      }
     }
     if (endStream) this.#endStream(streamId);
   }
@@ -368,7 +402,10 @@ export class H2Connection {
   }
 
   #reset(streamId: number, payload: Buffer): void {
-    if (payload.length !== 4) return this.#fail('RST_STREAM whose payload is not 4 bytes', 0x6);
+    if (payload.length !== 4) {
+      this.#fail('RST_STREAM whose payload is not 4 bytes', 0x6);
+      return;
+    }
     const stream = this.#streams.get(streamId);
     if (stream === undefined) return;
     this.#streams.delete(streamId);
@@ -377,9 +414,15 @@ export class H2Connection {
   }
 
   #settings(flags: number, streamId: number, payload: Buffer): void {
-    if (streamId !== 0) return this.#fail('SETTINGS on a stream');
+    if (streamId !== 0) {
+      this.#fail('SETTINGS on a stream');
+      return;
+    }
     if (flags & Flag.ACK) return;
-    if (payload.length % 6 !== 0) return this.#fail('SETTINGS whose length is not a multiple of 6', 0x6);
+    if (payload.length % 6 !== 0) {
+      this.#fail('SETTINGS whose length is not a multiple of 6', 0x6);
+      return;
+    }
     // Nothing the server can set changes what we send: no encoder table, tiny requests.
     this.#socket.write(SETTINGS_ACK);
     if (this.#settingsSeen) return;
@@ -390,7 +433,10 @@ export class H2Connection {
   }
 
   #ping(flags: number, payload: Buffer): void {
-    if (payload.length !== 8) return this.#fail('PING whose payload is not 8 bytes', 0x6);
+    if (payload.length !== 8) {
+      this.#fail('PING whose payload is not 8 bytes', 0x6);
+      return;
+    }
     if ((flags & Flag.ACK) === 0) {
       this.#socket.write(frame(FrameType.PING, Flag.ACK, 0, payload));
       return;
@@ -402,7 +448,10 @@ export class H2Connection {
 
   /** Streams the server will not process fail at once; the rest finish, then the connection closes. */
   #goaway(payload: Buffer): void {
-    if (payload.length < 8) return this.#fail('GOAWAY shorter than 8 bytes', 0x6);
+    if (payload.length < 8) {
+      this.#fail('GOAWAY shorter than 8 bytes', 0x6);
+      return;
+    }
     this.#goingAway = true;
     const last = payload.readUInt32BE(0) & 0x7fff_ffff;
     for (const [id, stream] of [...this.#streams]) {
