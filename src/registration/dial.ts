@@ -21,6 +21,7 @@ import { InfoRequestSchema, RegistrationStatusSchema } from './gen/pluginregistr
 import { connectSocket, GrpcCallError, type SessionAttempt, startSession, unaryCall } from './h2-client.js';
 import { H2Connection } from './h2-connection.js';
 import { PLUGIN_INFO_LIMITS } from './plugin-info-bounds.js';
+import { decodePluginInfo } from './plugin-info-decode.js';
 import { DIAL_RETRY_BACKOFF } from './registration-options.js';
 import type {
   CallOptions,
@@ -95,13 +96,7 @@ class H2RegistrationConnection implements RegistrationConnection {
         maxResponseBytes: PLUGIN_INFO_LIMITS.messageBytes,
         what,
       });
-      const info = decodeInfo(bytes);
-      return {
-        type: info.type,
-        name: info.name,
-        endpoint: info.endpoint,
-        supportedVersions: [...info.supportedVersions],
-      };
+      return decodeInfo(bytes);
     } catch (err) {
       throw wrapCallError('BERTH_GET_INFO_FAILED', what, err);
     }
@@ -111,11 +106,7 @@ class H2RegistrationConnection implements RegistrationConnection {
     const what = `NotifyRegistrationStatus at socket ${this.socketPath}`;
     assertTimeout(options.timeoutMs, what);
     try {
-      const request = toBinary(
-        RegistrationStatusSchema,
-        create(RegistrationStatusSchema, { pluginRegistered: status.pluginRegistered, error: status.error }),
-      );
-      const bytes = await unaryCall(this.session, NOTIFY_PATH, request, {
+      const bytes = await unaryCall(this.session, NOTIFY_PATH, encodeStatus(status), {
         ...options,
         maxResponseBytes: PLUGIN_INFO_LIMITS.messageBytes,
         what,
@@ -139,14 +130,28 @@ class H2RegistrationConnection implements RegistrationConnection {
   }
 }
 
+/** NotifyRegistrationStatus's request; a success (the common case) is the same two bytes every time. */
+const REGISTERED = toBinary(
+  RegistrationStatusSchema,
+  create(RegistrationStatusSchema, { pluginRegistered: true }),
+);
+
+function encodeStatus(status: RegistrationStatus): Uint8Array {
+  if (status.pluginRegistered && status.error === '') return REGISTERED;
+  return toBinary(
+    RegistrationStatusSchema,
+    create(RegistrationStatusSchema, { pluginRegistered: status.pluginRegistered, error: status.error }),
+  );
+}
+
 /**
- * Strict UTF-8 and size first (plugin-info-bounds.ts), then decode. A reply
- * that fails is a failed call with grpc-js's wording, which
- * `refuseUndecodableInfo` recognises to tell the plugin why.
+ * Decoded with the wire checks (plugin-info-decode.ts). A reply that fails is
+ * a failed call with grpc-js's wording, which `refuseUndecodableInfo`
+ * recognises to tell the plugin why.
  */
-function decodeInfo(bytes: Buffer) {
+function decodeInfo(bytes: Buffer): RegistrationInfo {
   try {
-    return registrationMethods.getInfo.responseDeserialize(bytes);
+    return decodePluginInfo(bytes);
   } catch (err) {
     throw new GrpcCallError(13, `Response message parsing error: ${(err as Error).message}`);
   }

@@ -128,7 +128,7 @@ const PATH = 4;
 const AUTHORITY = 1;
 const CONTENT_TYPE = 31;
 
-/** Per method path: the request block without its grpc-timeout field. */
+/** Per method path and deadline (the handshake's deadlines are fixed): the request block. */
 const requestBlocks = new Map<string, Buffer>();
 
 /**
@@ -137,21 +137,23 @@ const requestBlocks = new Map<string, Buffer>();
  * it), the gRPC content type, `te: trailers` and the deadline.
  */
 export function requestHeaderBlock(path: string, grpcTimeout: string): Buffer {
-  let fixed = requestBlocks.get(path);
-  if (fixed === undefined) {
-    fixed = Buffer.concat([
+  const key = `${grpcTimeout} ${path}`;
+  let block = requestBlocks.get(key);
+  if (block === undefined) {
+    block = Buffer.concat([
       Buffer.from(encodeInteger(METHOD_POST, 7, 0x80)),
       Buffer.from(encodeInteger(SCHEME_HTTP, 7, 0x80)),
       encodeLiteral('without-indexing', PATH, '', path),
       encodeLiteral('without-indexing', AUTHORITY, '', 'localhost'),
       encodeLiteral('without-indexing', CONTENT_TYPE, '', 'application/grpc'),
       encodeLiteral('without-indexing', 0, 'te', 'trailers'),
+      encodeLiteral('without-indexing', 0, 'grpc-timeout', grpcTimeout),
     ]);
-    // The registration client calls a handful of methods; a caller with
-    // arbitrary paths must not grow this without bound.
-    if (requestBlocks.size < 64) requestBlocks.set(path, fixed);
+    // The registration client calls a handful of methods with fixed
+    // deadlines; other callers must not grow this without bound.
+    if (requestBlocks.size < 64) requestBlocks.set(key, block);
   }
-  return Buffer.concat([fixed, encodeLiteral('without-indexing', 0, 'grpc-timeout', grpcTimeout)]);
+  return block;
 }
 
 /** The frames of one unary request: HEADERS, then the length-prefixed message in DATA frames, the last ending the stream. */
