@@ -7,6 +7,8 @@ import {
   type Lifecycle,
   LifecycleComponent,
   type Logger,
+  TimeSlice,
+  WORK_SLICE_MS,
 } from '../common/index.js';
 import type { OperationEvent, OperationExecutor, RunRefusal } from '../executor/index.js';
 import type { PluginHandler } from '../handlers/types.js';
@@ -102,6 +104,7 @@ class IncrementalReconciler extends LifecycleComponent implements Reconciler {
   readonly #retryTimers = new Map<string, ClockTimer>();
   readonly #unsubscribe: Array<() => void> = [];
   readonly #dirty = new Set<string>();
+  readonly #slice = new TimeSlice(WORK_SLICE_MS);
   #fullPassWanted = false;
   #flushScheduled = false;
   #resyncTimer: ClockTimer | undefined;
@@ -272,15 +275,22 @@ class IncrementalReconciler extends LifecycleComponent implements Reconciler {
     });
   }
 
+  /** The dirty paths, a time slice at a time: a storm's thousand new sockets start over several turns. */
   #flush(): void {
     if (!this.#running) return;
     if (this.#fullPassWanted) {
       this.reconcile();
       return;
     }
-    const paths = [...this.#dirty];
-    this.#dirty.clear();
-    for (const socketPath of paths) this.#reconcilePath(socketPath);
+    this.#slice.begin();
+    for (const socketPath of this.#dirty) {
+      this.#dirty.delete(socketPath);
+      this.#reconcilePath(socketPath);
+      if (this.#dirty.size > 0 && this.#slice.spent()) {
+        this.#scheduleFlush();
+        return;
+      }
+    }
   }
 
   #onOperationSettled(event: OperationEvent): void {

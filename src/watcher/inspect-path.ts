@@ -26,10 +26,7 @@ export type PathInspection =
  * `followDirectoryLinks` (for the roots themselves); below a root the watcher
  * never descends into one, which rules out loops and paths outside the tree.
  */
-export function inspectPath(
-  path: string,
-  options: { followDirectoryLinks?: boolean } = {},
-): PathInspection {
+export function inspectPath(path: string, options: { followDirectoryLinks?: boolean } = {}): PathInspection {
   let stats: BigIntStats;
   try {
     stats = statSync(path, { bigint: true });

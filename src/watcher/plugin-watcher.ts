@@ -9,6 +9,9 @@ import {
   LifecycleComponent,
   type LifecycleState,
   type Logger,
+  nextTurn,
+  TimeSlice,
+  WORK_SLICE_MS,
 } from '../common/index.js';
 import type { PathInspection } from './inspect-path.js';
 import { ListingCache } from './listing-cache.js';
@@ -91,6 +94,9 @@ export class PluginWatcher extends LifecycleComponent {
   readonly #known = new Map<string, KnownSocket>();
   /** Paths with an inspection queued but not yet started: a second event for one adds nothing. */
   readonly #pendingInspections = new Set<string>();
+  /** Tasks queued and not finished: a burst's time slice starts with its first task. */
+  #queued = 0;
+  readonly #slice = new TimeSlice(WORK_SLICE_MS);
   /** Set once the first scan is done: from then on the periodic rescan timer may run. */
   #scanned = false;
   /** The signal start() was given: an abort during the first scan is reported as BERTH_ABORTED. */
@@ -245,9 +251,25 @@ export class PluginWatcher extends LifecycleComponent {
     }
   }
 
-  /** Runs filesystem work one task at a time; a failing task is logged and does not stop the queue. */
+  /**
+   * Runs filesystem work one task at a time; a failing task is logged and
+   * does not stop the queue. Inspections are synchronous stats, so a burst of
+   * events (a storm's thousand sockets arrive in one inotify read) would run
+   * as one long turn: the queue yields to the event loop between time slices.
+   */
   #enqueue(task: () => Promise<void>): Promise<void> {
-    const run = this.#tail.then(task);
+    if (this.#queued++ === 0) this.#slice.begin();
+    const run = this.#tail.then(async () => {
+      if (this.#slice.spent()) {
+        await nextTurn();
+        this.#slice.begin();
+      }
+      try {
+        await task();
+      } finally {
+        this.#queued -= 1;
+      }
+    });
     this.#tail = run.catch((err: unknown) => this.#log.error({ err }, 'plugin watcher task failed'));
     return run;
   }
