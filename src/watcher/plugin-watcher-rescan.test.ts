@@ -92,8 +92,12 @@ describe('plugin watcher: periodic rescan', () => {
     await waitFor('the watch to find all ten', () => paths.every((p) => dsw.pluginExists(p)));
     const statsOfKnown = () => inspected.filter((p) => paths.includes(p)).length;
 
+    // A socket's bind and chmod can reach the watch as two events, the second
+    // after the socket is known; the first light rescan runs after every
+    // inspection those events queued (one queue, first in first out).
+    await tick();
     const before = statsOfKnown();
-    for (let i = 1; i < FULL_RESCAN_EVERY; i += 1) await tick();
+    for (let i = 2; i < FULL_RESCAN_EVERY; i += 1) await tick();
     assert.equal(statsOfKnown(), before, 'light rescans stat no known socket');
     // A fresh mtime: the directory is read, not skipped as unchanged (that is plugin-watcher-listing.test.ts).
     const now = new Date();
