@@ -1,3 +1,4 @@
+import { lstatSync } from 'node:fs';
 import { connect } from 'node:net';
 
 /**
@@ -12,6 +13,13 @@ export function probeConnect(
   socketPath: string,
   timeoutMs?: number,
 ): Promise<NodeJS.ErrnoException | undefined> {
+  // A file that is gone needs no socket to say so: when a plugin and its
+  // socket go together (1,000 removed at once), this is most probes.
+  if (lstatSync(socketPath, { throwIfNoEntry: false }) === undefined) {
+    const missing: NodeJS.ErrnoException = new Error(`connect ENOENT ${socketPath}`);
+    missing.code = 'ENOENT';
+    return Promise.resolve(missing);
+  }
   return new Promise((resolve) => {
     const socket = connect({ path: socketPath });
     const done = (result: NodeJS.ErrnoException | undefined) => {

@@ -185,13 +185,21 @@ function readString(block: Uint8Array, at: number): { value: string; next: numbe
   const { value: length, next } = readInteger(block, at, 7);
   const end = next + length;
   if (end > block.length) throw new HpackError(`header string of ${length} bytes runs past the block`);
-  const bytes = block.subarray(next, end);
   try {
-    return { value: huffman ? huffmanDecode(bytes) : Buffer.from(bytes).toString('latin1'), next: end };
+    const value = huffman ? huffmanDecode(block.subarray(next, end)) : latin1(block, next, end);
+    return { value, next: end };
   } catch (err) {
     if (err instanceof HuffmanError) throw new HpackError(err.message);
     throw err;
   }
+}
+
+/** The octets [start, end) of `block` as a latin1 string, without copying them first. */
+function latin1(block: Uint8Array, start: number, end: number): string {
+  const buffer = Buffer.isBuffer(block)
+    ? block
+    : Buffer.from(block.buffer, block.byteOffset, block.byteLength);
+  return buffer.toString('latin1', start, end);
 }
 
 /**
