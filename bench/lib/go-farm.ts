@@ -22,6 +22,7 @@ export async function startGoPluginFarm(): Promise<PluginFarm> {
       ).readyAt,
     stale: (paths) => child.call('stale', { paths }),
     remove: (paths) => child.call('remove', { paths }),
+    dropConnections: (paths) => child.call('dropConnections', { paths }),
     stats: () => child.call('stats'),
     reset: () => child.call('reset'),
     notified: (path, timeoutMs = 60_000) => child.call('notified', { path, timeoutMs }),

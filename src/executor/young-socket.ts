@@ -1,4 +1,4 @@
-import { lstat } from 'node:fs/promises';
+import { lstatSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { abortedError } from '../common/index.js';
 import { probeConnect } from '../registration/index.js';
@@ -40,8 +40,14 @@ const NO_LEASE: SlotLease = { release() {}, overran: false };
  * ctime against the wall clock (file times are wall time, so an injected test
  * clock does not apply here).
  */
-/** How long a refusing young socket keeps its own redial schedule before a crowd spreads it (ms). */
-const CROWD_GRACE_MS = 50;
+/**
+ * Redials of refusing young sockets, all together, per millisecond: a crowd
+ * of N waits N / this between its probes. A lone plugin in a bind -> listen
+ * gap keeps its own schedule; a storm's hundred stale files (young too, for
+ * a second) cost about 2,000 connects a second instead of 20,000 in their
+ * first 50 ms, which held the event loop and starved the good plugins.
+ */
+const CROWD_PROBES_PER_MS = 2;
 
 export async function dialYoungSocket(
   deps: YoungDialDeps,
@@ -64,7 +70,7 @@ export async function dialYoungSocket(
     }
     if (young === undefined || young === false || signal.aborted || !isConnectionRefused(failure))
       throw failure;
-    const bornAt = await socketBornAt(socketPath);
+    const bornAt = socketBornAt(socketPath);
     const isYoung = () => bornAt !== undefined && Date.now() - bornAt < young.ageMs;
     if (!isYoung()) throw failure;
     // While it still refuses, a retry is one plain connect(): no HTTP/2 session, no slot.
@@ -78,11 +84,7 @@ export async function dialYoungSocket(
           young.dense !== undefined && Date.now() < denseUntil && retrying.count <= young.dense.whileAtMost;
         const scheduled = dense ? young.dense?.stepMs : young.delaysMs[retry++];
         if (scheduled === undefined) throw failure;
-        // Past its first 50 ms a socket that still refuses is most likely stale: in a crowd, all
-        // of those together redial about 2,000 times a second, while a plugin in a short bind ->
-        // listen gap (the first 50 ms) keeps its own schedule.
-        const crowdSpread = Date.now() - refusedAt > CROWD_GRACE_MS ? retrying.count / 2 : 0;
-        const wait = Math.max(scheduled, crowdSpread);
+        const wait = Math.max(scheduled, retrying.count / CROWD_PROBES_PER_MS);
         await delay(wait, undefined, { signal }).catch(() => {});
         if (signal.aborted) throw abortedError(signal, `dial ${socketPath}`);
         const refusal = await probeConnect(socketPath);
@@ -95,13 +97,9 @@ export async function dialYoungSocket(
   }
 }
 
-/** The socket file's ctime (wall clock ms): when it was bound. */
-async function socketBornAt(socketPath: string): Promise<number | undefined> {
-  try {
-    return (await lstat(socketPath)).ctimeMs;
-  } catch {
-    return undefined;
-  }
+/** The socket file's ctime (wall clock ms): when it was bound. Synchronous for the watcher's reason (inspect-path.ts). */
+function socketBornAt(socketPath: string): number | undefined {
+  return lstatSync(socketPath, { throwIfNoEntry: false })?.ctimeMs;
 }
 
 /** True when `err` or one of its causes is a refused connect. */

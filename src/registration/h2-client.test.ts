@@ -7,7 +7,7 @@ import http2, { type ServerHttp2Stream } from 'node:http2';
 import { createServer, type Server } from 'node:net';
 import { type TestContext, test } from 'node:test';
 import { isBerthError } from '../common/index.js';
-import { createTempDir } from '../testing/index.js';
+import { createTempDir, waitFor } from '../testing/index.js';
 import { GrpcCallError, openSession, unaryCall } from './h2-client.js';
 
 type Answer = (stream: ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => void;
@@ -203,4 +203,139 @@ test('openSession: a refusal fails, an accept-and-close is transient, silence ti
   } finally {
     for (const socket of held) socket.destroy();
   }
+});
+
+/** A server with options of its own (padding), answering every call with `answer`. */
+async function serveH2With(t: TestContext, options: http2.ServerOptions, answer: Answer) {
+  const dir = createTempDir();
+  const path = dir.join('h2.sock');
+  const server = http2.createServer(options);
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on('session', (session) => sessions.add(session));
+  server.on('stream', (stream, headers) => {
+    stream.on('error', () => {});
+    answer(stream, headers);
+  });
+  await new Promise<void>((resolve) => server.listen(path, resolve));
+  t.after(async () => {
+    for (const session of sessions) session.destroy();
+    await new Promise((resolve) => server.close(resolve));
+    dir.remove();
+  });
+  return { path, sessions };
+}
+
+test('padded frames and a header block split over CONTINUATION frames decode, and the HPACK table stays in step', async (t) => {
+  const longMessage = 'x'.repeat(40_000); // past one 16 KiB frame: nghttp2 sends CONTINUATION
+  const { path } = await serveH2With(
+    t,
+    { paddingStrategy: http2.constants.PADDING_STRATEGY_MAX },
+    (stream, headers) => {
+      if (headers[':path'] === '/long/error') {
+        stream.respond(
+          {
+            ':status': 200,
+            'content-type': 'application/grpc',
+            'grpc-status': '9',
+            'grpc-message': longMessage,
+          },
+          { endStream: true },
+        );
+        return;
+      }
+      ok(grpcReply(Buffer.from('reply')))(stream, headers);
+    },
+  );
+  const attempt = await openSession(path, 5_000);
+  assert.equal(attempt.kind, 'ready');
+  if (attempt.kind !== 'ready') return;
+  t.after(() => attempt.session.destroy());
+  const options = { timeoutMs: 5_000, maxResponseBytes: 1024, what: 'test call' };
+  // Several calls on one connection: each decodes against the table the earlier ones filled.
+  for (let i = 0; i < 3; i++) {
+    assert.equal((await unaryCall(attempt.session, '/a/b', new Uint8Array(), options)).toString(), 'reply');
+  }
+  await assert.rejects(
+    unaryCall(attempt.session, '/long/error', new Uint8Array(), options),
+    rejectsWith(9, /^9 FAILED_PRECONDITION: x{40000}$/),
+  );
+  assert.equal((await unaryCall(attempt.session, '/a/b', new Uint8Array(), options)).toString(), 'reply');
+});
+
+test('a GOAWAY fails calls the server will not process, closes the connection, and tells whoever holds it', async (t) => {
+  const { path, sessions } = await serveH2With(t, {}, () => {});
+  const attempt = await openSession(path, 5_000);
+  assert.equal(attempt.kind, 'ready');
+  if (attempt.kind !== 'ready') return;
+  t.after(() => attempt.session.destroy());
+  let told = 0;
+  attempt.session.onPeerClose(() => {
+    told += 1;
+  });
+  const pending = unaryCall(attempt.session, '/never/answered', new Uint8Array(), {
+    timeoutMs: 10_000,
+    maxResponseBytes: 10,
+    what: 'test call',
+  });
+  await waitFor('the server has the stream', () => sessions.size === 1);
+  // Last stream id 0: the server processed none of ours.
+  for (const session of sessions) session.goaway(http2.constants.NGHTTP2_NO_ERROR, 0);
+  await assert.rejects(pending, rejectsWith(14, /GOAWAY/));
+  await waitFor('the holder is told once', () => told === 1);
+  assert.equal(attempt.session.closed, true);
+  await assert.rejects(
+    unaryCall(attempt.session, '/x/y', new Uint8Array(), {
+      timeoutMs: 1_000,
+      maxResponseBytes: 10,
+      what: 'after',
+    }),
+    rejectsWith(14, /connection is closed/),
+  );
+});
+
+test('a held connection answers the server PINGs, and its own PINGs are answered', async (t) => {
+  const { path, sessions } = await serveH2With(t, {}, ok(grpcReply(Buffer.alloc(0))));
+  const attempt = await openSession(path, 5_000);
+  assert.equal(attempt.kind, 'ready');
+  if (attempt.kind !== 'ready') return;
+  t.after(() => attempt.session.destroy());
+  await unaryCall(attempt.session, '/a/b', new Uint8Array(), {
+    timeoutMs: 5_000,
+    maxResponseBytes: 10,
+    what: 'call',
+  });
+  assert.equal(attempt.session.holdIdle(), true);
+  assert.equal(await attempt.session.ping(5_000), undefined, 'our PING is acknowledged');
+  await waitFor('the server session', () => sessions.size === 1);
+  const [session] = [...sessions];
+  const rtt = await new Promise<number>((resolve, reject) =>
+    session?.ping((err, duration) => (err ? reject(err) : resolve(duration))),
+  );
+  assert.ok(rtt >= 0, 'the server PING is acknowledged');
+  // A held connection makes no calls.
+  await assert.rejects(
+    unaryCall(attempt.session, '/a/b', new Uint8Array(), {
+      timeoutMs: 1_000,
+      maxResponseBytes: 10,
+      what: 'held',
+    }),
+    rejectsWith(14, /connection is closed/),
+  );
+});
+
+test('a frame larger than the maximum frame size fails the connection instead of being buffered', async (t) => {
+  const path = await rawListener(t, (socket) => {
+    socket.on('error', () => {});
+    socket.once('data', () => {
+      // A SETTINGS frame, then a DATA frame header announcing 1 MiB.
+      const settings = Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]);
+      const huge = Buffer.from([0x10, 0, 0, 0, 0, 0, 0, 0, 1]);
+      socket.write(Buffer.concat([settings, huge]));
+    });
+  });
+  const attempt = await openSession(path, 5_000);
+  assert.equal(attempt.kind, 'ready');
+  if (attempt.kind !== 'ready') return;
+  t.after(() => attempt.session.destroy());
+  await waitFor('the connection is failed', () => attempt.session.closed);
 });

@@ -30,6 +30,8 @@ interface Served {
   name: string;
   server: http2.Http2Server | undefined;
   sessions: Set<http2.ServerHttp2Session>;
+  /** HTTP/2 connections accepted, ever. */
+  connections: number;
   /** A bound handle that was never listened on: a stale socket file. */
   pipe: PipeHandle | undefined;
   getInfo: number;
@@ -150,6 +152,7 @@ function entry(path: string, type: string): Served {
     name: basename(path).replace(/\.sock$/, ''),
     server: undefined,
     sessions: new Set(),
+    connections: 0,
     pipe: undefined,
     getInfo: 0,
     notifyTrue: 0,
@@ -177,6 +180,7 @@ function serve(path: string, type: string, gapMs: number): Promise<void> {
       server.on('stream', (stream, headers) => handle(served, stream, headers));
       server.on('session', (session) => {
         served.sessions.add(session);
+        served.connections += 1;
         session.once('close', () => served.sessions.delete(session));
       });
       server.on('sessionError', () => {});
@@ -216,6 +220,7 @@ type Command =
   | { id: number; op: 'serve'; paths: string[]; type: string; gapMs: number }
   | { id: number; op: 'stale'; paths: string[] }
   | { id: number; op: 'remove'; paths: string[] }
+  | { id: number; op: 'dropConnections'; paths: string[] }
   | { id: number; op: 'stats' }
   | { id: number; op: 'notified'; path: string; timeoutMs: number }
   | { id: number; op: 'clock' }
@@ -241,18 +246,36 @@ async function run(command: Command): Promise<unknown> {
         }),
       );
       return {};
+    case 'dropConnections':
+      // The server keeps listening; only its open connections go.
+      for (const path of command.paths)
+        for (const session of sockets.get(path)?.sessions ?? []) session.destroy();
+      return {};
     case 'stats':
       return {
         sockets: [...sockets.values()]
           .filter((s) => s.pipe === undefined)
-          .map(({ path, getInfo, notifyTrue, notifyFalse, readyAt, firstNotifyTrueAt }) => ({
-            path,
-            getInfo,
-            notifyTrue,
-            notifyFalse,
-            readyAt,
-            firstNotifyTrueAt,
-          })),
+          .map(
+            ({
+              path,
+              getInfo,
+              notifyTrue,
+              notifyFalse,
+              readyAt,
+              firstNotifyTrueAt,
+              sessions,
+              connections,
+            }) => ({
+              path,
+              connections,
+              openConnections: sessions.size,
+              getInfo,
+              notifyTrue,
+              notifyFalse,
+              readyAt,
+              firstNotifyTrueAt,
+            }),
+          ),
         cpuUserMs: process.cpuUsage().user / 1000,
       };
     case 'notified': {

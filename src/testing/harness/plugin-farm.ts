@@ -3,6 +3,9 @@ import { siblingModule, spawnModule, stopChild } from './spawn-module.js';
 
 export interface FarmSocketStats {
   path: string;
+  /** HTTP/2 connections the socket accepted, and how many are open now. */
+  connections: number;
+  openConnections: number;
   getInfo: number;
   notifyTrue: number;
   notifyFalse: number;
@@ -25,6 +28,8 @@ export interface PluginFarm extends AsyncDisposable {
   stale(paths: string[]): Promise<void>;
   /** Closes the servers and removes their socket files. */
   remove(paths: string[]): Promise<void>;
+  /** Closes the sockets' open connections; the servers keep listening. */
+  dropConnections(paths: string[]): Promise<void>;
   stats(): Promise<{ sockets: FarmSocketStats[]; cpuUserMs: number }>;
   reset(): Promise<void>;
   /** Waits for the socket's first Notify(true); both times are the farm's wall clock (ms). */
@@ -78,6 +83,7 @@ export async function startPluginFarm(): Promise<PluginFarm> {
       ).readyAt,
     stale: (paths) => call({ op: 'stale', paths }),
     remove: (paths) => call({ op: 'remove', paths }),
+    dropConnections: (paths) => call({ op: 'dropConnections', paths }),
     stats: () => call({ op: 'stats' }),
     reset: () => call({ op: 'reset' }),
     notified: (path, timeoutMs = 60_000) => call({ op: 'notified', path, timeoutMs }),
