@@ -160,10 +160,10 @@ describe('liveness holds the handshake connection', () => {
     await waitFor('registered', () => manager.actualState.getRegisteredPlugins().length === 1);
     await waitFor('held', async () => (await socketStats(path)).openConnections === 1);
     await farm.dropConnections([path]);
-    // Liveness probes the socket (one more connection), finds it answering, and connects again.
+    // Liveness probes the socket (a connection the farm may count too), finds it answering, and connects again.
     await waitFor('a new liveness connection', async () => {
       const stats = await socketStats(path);
-      return stats.connections >= 3 && stats.openConnections === 1;
+      return stats.connections >= 2 && stats.openConnections === 1;
     });
     assert.equal(manager.actualState.getRegisteredPlugins().length, 1, 'still registered');
     assert.equal((await socketStats(path)).getInfo, 1, 'no new handshake');
