@@ -108,7 +108,8 @@ function optionalPeersOutside(dist, bundle, dynamicImports) {
       build.onResolve({ filter: /.*/ }, (args) => {
         if (args.kind === 'entry-point') return undefined;
         const isBare = !args.path.startsWith('.') && !args.path.startsWith('/');
-        if (isBare && (args.path.startsWith('node:') || !EXTERNAL_PACKAGES.includes(args.path))) return undefined;
+        if (isBare && (args.path.startsWith('node:') || !EXTERNAL_PACKAGES.includes(args.path)))
+          return undefined;
         if (isBare) {
           if (args.kind === 'dynamic-import') dynamicImports.add(args.path);
           else if (args.path === '@kubernetes/client-node' || args.path === 'etcd3') {
@@ -144,6 +145,6 @@ function rewriteDaemonBundle(file, dynamicImports) {
   if (/\bimport\(\s*["'`]/.test(text.replace(/\/\/.*|\/\*[\s\S]*?\*\//g, ''))) {
     throw new Error('the daemon bundle still has a dynamic import()');
   }
-  text = text.replace(/[^\x00-\x7f]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  text = text.replace(/[\u0080-\uffff]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`);
   writeFileSync(file, text);
 }

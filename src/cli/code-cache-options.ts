@@ -14,7 +14,9 @@ import { basename, dirname, join } from 'node:path';
 export function codeCacheFiles(bundleFile: string, env: NodeJS.ProcessEnv = process.env): string[] {
   const name = `${basename(bundleFile)}${CODE_CACHE_SUFFIX}`;
   if (env.BERTH_CODE_CACHE_DIR) return [join(env.BERTH_CODE_CACHE_DIR, name)];
-  const userCache = env.XDG_CACHE_HOME ? join(env.XDG_CACHE_HOME, 'berth') : join(homedir(), '.cache', 'berth');
+  const userCache = env.XDG_CACHE_HOME
+    ? join(env.XDG_CACHE_HOME, 'berth')
+    : join(homedir(), '.cache', 'berth');
   return [join(dirname(bundleFile), name), join(userCache, name)];
 }
 

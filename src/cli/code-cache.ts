@@ -135,7 +135,11 @@ function findCache(
   return undefined;
 }
 
-function writeCache(files: readonly string[], tag: string, payload: Buffer): { written?: string; problems: string[] } {
+function writeCache(
+  files: readonly string[],
+  tag: string,
+  payload: Buffer,
+): { written?: string; problems: string[] } {
   const problems: string[] = [];
   const bytes = Buffer.concat([Buffer.from(`${CODE_CACHE_MAGIC}${tag}${sha1(payload)}\n`), payload]);
   for (const file of files) {
@@ -146,7 +150,7 @@ function writeCache(files: readonly string[], tag: string, payload: Buffer): { w
       writeFileSync(temp, bytes, { mode: 0o644 });
       renameSync(temp, file);
     } catch (err) {
-      rmSync(temp, { force: true });
+      removeQuietly(temp);
       problems.push(`${file}: cannot be written (${(err as NodeJS.ErrnoException).code ?? err})`);
       continue;
     }
@@ -154,6 +158,14 @@ function writeCache(files: readonly string[], tag: string, payload: Buffer): { w
     return { written: file, problems };
   }
   return { problems };
+}
+
+function removeQuietly(file: string): void {
+  try {
+    rmSync(file, { force: true });
+  } catch {
+    // Its directory cannot be reached either (the reason the write failed).
+  }
 }
 
 /** daemon-<hash>.cjs.v8cache: the caches of the same bundle's other builds in this directory. */
