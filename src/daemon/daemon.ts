@@ -211,7 +211,6 @@ export class Daemon extends LifecycleComponent {
     if (socketDir !== config.dataDir) ensureRuntimeDirectory(socketDir, logger);
     // Before touching state: refuse early if another daemon owns this data directory,
     // then serve at once: alive, not ready (503) until the full API takes over below.
-    (globalThis as any).__berthMark?.('start'); // TRACE
     await claimApiSocket(config.apiSocketPath);
     if (config.mode === 'registrar') await this.#claimPluginsDir();
     const served = await serveApi(this.#requests.handler, config, logger, this.#apiLimits, (server) =>
@@ -232,7 +231,6 @@ export class Daemon extends LifecycleComponent {
     // else starts); it is used once the object manager starts below. Loaded on start only,
     // so the CLI's client commands, which import this folder, do not pay for it; the etcd
     // and Kubernetes clients are loaded only when configured.
-    (globalThis as any).__berthMark?.('served'); // TRACE
     const objectsModule = await import('../objects/index.js');
     const configured = await createConfiguredSource(
       objectsModule.createDirectorySource,
@@ -266,9 +264,7 @@ export class Daemon extends LifecycleComponent {
       storage.onRecreated((error) => {
         this.#recreated = { at: clock.now(), message: error.message };
       });
-      (globalThis as any).__berthMark?.('storage0'); // TRACE
       await storage.start();
-      (globalThis as any).__berthMark?.('storage'); // TRACE
     }
 
     // The library facade is the daemon's core: plugin manager, registry, bridge, the built-in and
@@ -302,9 +298,7 @@ export class Daemon extends LifecycleComponent {
     this.#registry = registry;
     const pluginManager = node.manager;
     // The first scan, then restored instances are confirmed by their plugins or dropped.
-    (globalThis as any).__berthMark?.('node0'); // TRACE
     await node.start(this.#abort.signal);
-    (globalThis as any).__berthMark?.('node'); // TRACE
     this.#stillStarting();
     const handlers = node.builtin as BuiltinHandlerSet;
     registerHandlerMetrics(this.#metrics.registry, {
@@ -340,7 +334,6 @@ export class Daemon extends LifecycleComponent {
     });
     this.#volumes = volumes;
     await volumes.start(this.#abort.signal);
-    (globalThis as any).__berthMark?.('volumes'); // TRACE
     this.#stillStarting();
 
     if (config.cluster) {
@@ -395,7 +388,6 @@ export class Daemon extends LifecycleComponent {
     await this.#storage?.writerStarted();
     this.#stillStarting();
     this.#requests.use(this.#api.handler);
-    (globalThis as any).__berthMark?.('api'); // TRACE
   }
 
   /**
