@@ -9,7 +9,9 @@ import { basename, dirname, join } from 'node:path';
  * bundle comes first: `npm run build` (and so `npm pack`) leaves a cache
  * there, and the bundle's content hash is in its name, so a cache can never
  * be paired with another build. The per-user cache directory serves an
- * install the user cannot write.
+ * install the user cannot write. A cache is code berth runs: each place must
+ * be writable only by whoever may change berth itself (a created directory is
+ * 0700).
  */
 export function codeCacheFiles(bundleFile: string, env: NodeJS.ProcessEnv = process.env): string[] {
   const name = `${basename(bundleFile)}${CODE_CACHE_SUFFIX}`;

@@ -146,7 +146,7 @@ function writeCache(
     // A temporary name then a rename: a reader sees the old file or the whole new one.
     const temp = `${file}.${process.pid}.tmp`;
     try {
-      mkdirSync(dirname(file), { recursive: true });
+      mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
       writeFileSync(temp, bytes, { mode: 0o644 });
       renameSync(temp, file);
     } catch (err) {
