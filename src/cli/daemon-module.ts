@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { runCachedScript } from './code-cache.js';
 import { codeCacheFiles } from './code-cache-options.js';
 
 export type DaemonModule = typeof import('../daemon/index.js');
@@ -37,6 +36,8 @@ export async function loadDaemonModule(): Promise<LoadedDaemonModule> {
     return { module, describe: () => ({ daemonModule: 'dist/src' }), saveCodeCache: () => undefined };
   }
   const bundleUrl = pathToFileURL(bundle).href;
+  // Imported here, not at the top: the CLI's other commands need neither it nor node:crypto, vm, v8.
+  const { runCachedScript } = await import('./code-cache.js');
   const loaded = runCachedScript<DaemonModule>({
     file: bundle,
     cacheFiles: codeCacheFiles(bundle),
