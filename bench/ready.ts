@@ -4,7 +4,9 @@
  * (spawn → exit) in the same run, rounds interleaved. Also the CPU time the
  * berth process spent until ready (/proc/<pid>/stat). Every daemon gets a
  * fresh data directory (state.db created from nothing) and is stopped with
- * SIGTERM after each round.
+ * SIGTERM after each round; a restart row starts berth on one data directory
+ * kept across the rounds (its databases exist, as on a node's every start but
+ * the first).
  *
  * BENCH_READY_ROUNDS overrides the rounds (default 15, quick 5).
  */
@@ -60,12 +62,13 @@ function readyz(socketPath: string): Promise<number> {
   });
 }
 
-/** spawn of `berth run` → first /readyz 200, polled every millisecond or so. */
+/** spawn of `berth run` → first /readyz 200, polled every millisecond or so; a fresh data directory unless one is given. */
 async function timeReady(
   main = MAIN,
   env: Record<string, string> = {},
+  kept?: string,
 ): Promise<{ readyMs: number; cpuMs: number }> {
-  const dir = makeTempDir('berth-ready-');
+  const dir = kept === undefined ? makeTempDir('berth-ready-') : { path: kept, remove: () => {} };
   const t0 = nowMs();
   const child = spawn(process.execPath, [main, 'run', '--data-dir', dir.path, '--log-level', 'warn'], {
     stdio: 'ignore',
@@ -94,6 +97,8 @@ export interface ReadyResult {
   node: number[];
   ready: number[];
   readyCpu: number[];
+  /** The same on a data directory kept from the previous round. */
+  restart: number[];
   version: number[];
   compare: { ready: number[]; readyCpu: number[]; version: number[] };
 }
@@ -103,18 +108,31 @@ export async function measureReady(rounds = ROUNDS): Promise<ReadyResult> {
     node: [],
     ready: [],
     readyCpu: [],
+    restart: [],
     version: [],
     compare: { ready: [], readyCpu: [], version: [] },
   };
+  const kept = makeTempDir('berth-ready-kept-');
   // Warm-up: the page cache holds node and dist/ afterwards, as on a node that runs berth.
   await timeExit(['-e', '0']);
+  try {
+    await measureRounds(out, rounds, kept.path);
+  } finally {
+    kept.remove();
+  }
+  return out;
+}
+
+async function measureRounds(out: ReadyResult, rounds: number, kept: string): Promise<void> {
   await timeReady();
+  await timeReady(MAIN, {}, kept);
   await timeExit([MAIN, '--version']);
   for (let i = 0; i < rounds; i++) {
     out.node.push(await timeExit(['-e', '0']));
     const { readyMs, cpuMs } = await timeReady();
     out.ready.push(readyMs);
     out.readyCpu.push(cpuMs);
+    out.restart.push((await timeReady(MAIN, {}, kept)).readyMs);
     out.version.push(await timeExit([MAIN, '--version']));
     if (COMPARE_ENTRY !== undefined) {
       const other = await timeReady(COMPARE_ENTRY, COMPARE_ENV);
@@ -123,7 +141,6 @@ export async function measureReady(rounds = ROUNDS): Promise<ReadyResult> {
       out.compare.version.push(await timeExit([COMPARE_ENTRY, '--version'], COMPARE_ENV));
     }
   }
-  return out;
 }
 
 export async function readyBenchmark(): Promise<BenchSection> {
@@ -137,7 +154,8 @@ export async function readyBenchmark(): Promise<BenchSection> {
     method:
       `${ROUNDS} interleaved rounds after one warm-up of each: a spawn of \`node -e 0\` until it exits (the ` +
       'floor); a spawn of `berth run` (fresh data directory, log level warn) until GET /readyz on its API ' +
-      'socket answers 200 (polled about every millisecond); a spawn of `berth --version` until it exits.',
+      'socket answers 200 (polled about every millisecond); the same on one data directory kept across the rounds ' +
+      '(restart: its databases exist); a spawn of `berth --version` until it exits.',
     tables: [
       {
         caption: 'Spawn → ready / exit; baseline = node -e 0',
@@ -145,6 +163,7 @@ export async function readyBenchmark(): Promise<BenchSection> {
         rows: [
           latencyRow('node -e 0', base),
           latencyRow('berth run → /readyz 200', summarize(r.ready), base),
+          latencyRow('berth run → /readyz 200, restart', summarize(r.restart), base),
           latencyRow('berth --version', summarize(r.version), base),
           ...(COMPARE === undefined
             ? []

@@ -12,6 +12,8 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative, resolve } from 'node:path';
+import { buildBundles, DAEMON_MANIFEST } from './bundle.mjs';
+import { warmCodeCache } from './warm-code-cache.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const dist = join(root, 'dist');
@@ -46,42 +48,22 @@ function prune(dir) {
 }
 prune(dist);
 
-// The CLI bundle: dist/bundle/program.js (with its lazily loaded parts as
-// chunks beside it, and the SQLite writer thread's entry) holds the CLI, the
-// daemon and their pure-JS dependencies in a few files, which dist/src/cli/main.js
-// (the bin) loads when it exists. Loading berth's ~400 modules and their
-// dependencies one by one was most of `berth run`'s start (resolution, package.json
-// reads, stat and open calls per module). Native and optional packages stay
-// outside (better-sqlite3, node-unix-socket; the Kubernetes client and etcd3 are
-// optional peers, loaded only when configured). Bundled CommonJS code gets a
-// real `require` for node's built-ins.
+// The bundles (scripts/bundle.mjs): the CLI, the SQLite writer thread's entry
+// and the daemon in a few files under dist/bundle/, which dist/src/cli/main.js
+// (the bin) loads when they exist. Loading berth's ~400 modules and their
+// dependencies one by one was most of `berth run`'s start (resolution,
+// package.json reads, stat and open calls per module).
 //
 // Like dist/src, the bundle directory is not deleted first: a daemon started
 // from this checkout imports its lazy chunks from it while the test command
 // rebuilds. Chunk names carry their content's hash, so an unchanged chunk is
-// rewritten in place under its own name; files the new build did not write are
-// removed afterwards.
+// rewritten in place under its own name; files the new build did not write
+// (old chunks, the code cache of the previous daemon bundle) are removed
+// afterwards, and one start of the new build writes the daemon's code cache.
 const bundle = join(dist, 'bundle');
-const esbuild = await import('esbuild');
-const built = await esbuild.build({
-  metafile: true,
-  entryPoints: [join(dist, 'src/cli/program.js'), join(dist, 'src/storage/sqlite-writer-worker.js')],
-  outdir: bundle,
-  entryNames: '[name]',
-  chunkNames: '[name]-[hash]',
-  bundle: true,
-  splitting: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  external: ['better-sqlite3', 'node-unix-socket', '@kubernetes/client-node', 'etcd3'],
-  banner: {
-    js: "import { createRequire as __berthCreateRequire } from 'node:module'; const require = __berthCreateRequire(import.meta.url);",
-  },
-  logLevel: 'warning',
-});
-const written = new Set(Object.keys(built.metafile.outputs).map((out) => resolve(out)));
+const written = new Set(await buildBundles(dist, bundle));
 for (const name of readdirSync(bundle)) {
   const file = join(bundle, name);
   if (!written.has(resolve(file))) rmSync(file, { recursive: true, force: true });
 }
+await warmCodeCache(dist, bundle, DAEMON_MANIFEST);

@@ -92,6 +92,9 @@ describe('the systemd unit', () => {
     assert.deepEqual(settings('StateDirectory'), [SYSTEM_PATHS.dataDir.replace('/var/lib/', '')]);
     assert.deepEqual(settings('RuntimeDirectory'), [SYSTEM_PATHS.runtimeDir.replace('/run/', '')]);
     assert.deepEqual(settings('ExecStart'), ['/usr/local/bin/berth run']);
+    // The code cache in the directory systemd creates for it (the rest of the system is read-only).
+    assert.deepEqual(settings('CacheDirectory'), ['berth']);
+    assert.deepEqual(settings('Environment'), ['BERTH_CODE_CACHE_DIR=/var/cache/berth']);
   });
 });
 

@@ -1,6 +1,6 @@
 import { Option } from 'commander';
-import { stringify as toYaml } from 'yaml';
 import { usageError } from './cli-error.js';
+import { yaml } from './yaml.js';
 
 /** `-o`: kubectl's output formats (a table when not given). */
 export const OUTPUT_FORMATS = ['json', 'yaml', 'wide', 'name'] as const;
@@ -58,7 +58,7 @@ export function renderListing(listing: Listing, format: OutputFormat): string {
     case 'json':
       return JSON.stringify(listing.body, null, 2);
     case 'yaml':
-      return toYaml(listing.body).trimEnd();
+      return yaml().stringify(listing.body).trimEnd();
     case 'name': {
       if (listing.names === undefined) {
         throw usageError(`\`${listing.command}\` has no names to print; use -o json or -o yaml`);

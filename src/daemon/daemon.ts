@@ -257,6 +257,8 @@ export class Daemon extends LifecycleComponent {
         onCorrupt: (report) => {
           this.#corruption = report;
         },
+        // Its writer thread boots while the rest of the start runs; awaited before ready (below).
+        waitForWriter: false,
       });
       this.#storage = storage;
       storage.onRecreated((error) => {
@@ -382,6 +384,8 @@ export class Daemon extends LifecycleComponent {
           this.#metrics.observeRequest(route, method, status, seconds),
       },
     );
+    // A writer thread that cannot start (a broken install) fails the start, not the first registration.
+    await this.#storage?.writerStarted();
     this.#stillStarting();
     this.#requests.use(this.#api.handler);
   }

@@ -38,6 +38,12 @@ export interface SqliteStorage extends RegistryStorage {
   onRecreated(listener: StorageRecreatedListener): () => void;
   /** Re-creates a database file deleted while open; true when it did (also run on a timer). */
   checkFile(): boolean;
+  /**
+   * Resolves once the writer thread runs (start() waits for it unless
+   * `waitForWriter: false`); rejects when it could not be started (a broken
+   * install). Rejects before start().
+   */
+  writerStarted(): Promise<void>;
 }
 
 /**
@@ -80,6 +86,7 @@ class SqliteStateStorage extends LifecycleComponent implements SqliteStorage {
   /** The open file's identity, to notice it being deleted or replaced. */
   #identity: { dev: number; ino: number } | undefined;
   #checkTimer: ClockTimer | undefined;
+  #writerStarted: Promise<void> | undefined;
   readonly #recreatedListeners = new Set<StorageRecreatedListener>();
 
   constructor(options: ResolvedSqliteStorageOptions) {
@@ -90,9 +97,28 @@ class SqliteStateStorage extends LifecycleComponent implements SqliteStorage {
   }
 
   protected override async onStart(): Promise<void> {
-    this.#db = this.#open();
-    await this.#writer.start();
+    // The thread boots (tens of ms, mostly on another core) while this one opens the file.
+    // Its first message is a no-op 'close', so it never touches the file before the open below.
+    const writerRunning = this.#writer.start();
+    // Not an unhandled rejection while nobody waits for it (waitForWriter: false).
+    writerRunning.catch(() => undefined);
+    this.#writerStarted = writerRunning;
+    try {
+      this.#db = this.#open();
+    } catch (err) {
+      await writerRunning.catch(() => undefined);
+      await this.#writer.stop();
+      throw err;
+    }
+    if (this.#options.waitForWriter) await writerRunning;
     this.#scheduleCheck();
+  }
+
+  writerStarted(): Promise<void> {
+    return (
+      this.#writerStarted ??
+      Promise.reject(new BerthError('BERTH_STORAGE_FAILED', `state database ${this.path} is not started`))
+    );
   }
 
   protected override async onStop(): Promise<void> {

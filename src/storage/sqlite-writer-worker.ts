@@ -10,9 +10,8 @@
  * what fills a small disk, and space freed by others is usable at once.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import Database from 'better-sqlite3';
-import { createChangeWriter } from './sqlite-rows.js';
-import { applyWalBounds } from './sqlite-wal.js';
+import type BetterSqlite3 from 'better-sqlite3';
+import type { createChangeWriter } from './sqlite-rows.js';
 import type { RegistryChange, WriterInit, WriterReply, WriterRequest } from './sqlite-writer-protocol.js';
 
 const init = workerData as WriterInit;
@@ -20,15 +19,43 @@ const port = parentPort;
 if (port === null) throw new Error('sqlite-writer-worker must run as a worker thread');
 
 interface Connection {
-  db: Database.Database;
+  db: BetterSqlite3.Database;
   write: (changes: Parameters<ReturnType<typeof createChangeWriter>>[0]) => number;
+}
+
+/**
+ * SQLite and the row code, loaded once the thread has answered its first
+ * message (the start's, which the daemon waits for before it is ready) and
+ * not at boot, where they were a quarter of the thread's boot; the first
+ * write waits for them if they are still loading. (The main thread has loaded
+ * the same package by then, so a broken install still fails the start.)
+ */
+let modules:
+  | Promise<{
+      Database: typeof BetterSqlite3;
+      createChangeWriter: typeof createChangeWriter;
+      applyWalBounds: (db: BetterSqlite3.Database) => void;
+    }>
+  | undefined;
+function load() {
+  modules ??= Promise.all([
+    import('better-sqlite3'),
+    import('./sqlite-rows.js'),
+    import('./sqlite-wal.js'),
+  ]).then(([sqlite, rows, wal]) => ({
+    Database: sqlite.default,
+    createChangeWriter: rows.createChangeWriter,
+    applyWalBounds: wal.applyWalBounds,
+  }));
+  return modules;
 }
 
 let connection: Connection | undefined;
 /** The last write failed: the next connection first tries to shrink the log. */
 let failed = false;
 
-function connect(): Connection {
+async function connect(): Promise<Connection> {
+  const { Database, createChangeWriter, applyWalBounds } = await load();
   const db = new Database(init.path, { timeout: init.busyTimeoutMs, fileMustExist: true });
   try {
     db.pragma('journal_mode = WAL');
@@ -60,23 +87,31 @@ function drop(): void {
   connection = undefined;
 }
 
-port.on('message', (request: WriterRequest) => {
+async function handle(request: WriterRequest): Promise<void> {
   if (request.kind === 'close') {
     drop();
-    port.postMessage({ id: request.id, ok: true, rows: 0 } satisfies WriterReply);
+    port?.postMessage({ id: request.id, ok: true, rows: 0 } satisfies WriterReply);
+    // Answered (the start waits for that): now load for the first write, in the background.
+    load().catch(() => undefined);
     return;
   }
   try {
-    connection ??= connect();
+    connection ??= await connect();
     const rows = connection.write(JSON.parse(request.changesJson) as RegistryChange[]);
     failed = false;
-    port.postMessage({ id: request.id, ok: true, rows } satisfies WriterReply);
+    port?.postMessage({ id: request.id, ok: true, rows } satisfies WriterReply);
   } catch (err) {
     failed = true;
     drop();
     const e = err as { message?: unknown; code?: unknown };
     const error: { message: string; code?: string } = { message: String(e?.message ?? err) };
     if (typeof e?.code === 'string') error.code = e.code;
-    port.postMessage({ id: request.id, ok: false, error } satisfies WriterReply);
+    port?.postMessage({ id: request.id, ok: false, error } satisfies WriterReply);
   }
+}
+
+// One request at a time, in the order posted (the first write waits for the modules).
+let queue = Promise.resolve();
+port.on('message', (request: WriterRequest) => {
+  queue = queue.then(() => handle(request));
 });

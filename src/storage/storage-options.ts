@@ -13,12 +13,20 @@ export interface SqliteStorageOptions {
   busyTimeoutMs?: number;
   /** How often the file is checked for having been deleted (ms), or false for never. Default 2000. */
   checkIntervalMs?: number | false;
+  /**
+   * Whether start() waits until the writer thread runs (default true). With
+   * false, start() returns once the file is open and the thread boots
+   * meanwhile (tens of ms, mostly on another core); `writerStarted()` says
+   * when it runs, and a caller with other start-up work awaits it last.
+   */
+  waitForWriter?: boolean;
 }
 
 /** The defaults of the SQLite storage, in one place. */
 export const SQLITE_STORAGE_DEFAULTS = {
   busyTimeoutMs: 5000,
   checkIntervalMs: 2000,
+  waitForWriter: true,
 } as const;
 
 export interface ResolvedSqliteStorageOptions {
@@ -28,6 +36,7 @@ export interface ResolvedSqliteStorageOptions {
   onCorrupt: ((report: StorageCorruptionReport) => void) | undefined;
   busyTimeoutMs: number;
   checkIntervalMs: number | false;
+  waitForWriter: boolean;
 }
 
 export function resolveSqliteStorageOptions(options: SqliteStorageOptions): ResolvedSqliteStorageOptions {
@@ -38,5 +47,6 @@ export function resolveSqliteStorageOptions(options: SqliteStorageOptions): Reso
     onCorrupt: options.onCorrupt,
     busyTimeoutMs: options.busyTimeoutMs ?? SQLITE_STORAGE_DEFAULTS.busyTimeoutMs,
     checkIntervalMs: options.checkIntervalMs ?? SQLITE_STORAGE_DEFAULTS.checkIntervalMs,
+    waitForWriter: options.waitForWriter ?? SQLITE_STORAGE_DEFAULTS.waitForWriter,
   };
 }

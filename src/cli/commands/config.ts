@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { usageError } from '../cli-error.js';
+import { loadDaemonModule } from '../daemon-module.js';
 import { formatTable } from '../format-table.js';
 import { type RunFlags, withDaemonConfigOptions } from './run.js';
 
@@ -32,7 +33,7 @@ export function configCommand(program: Command): void {
       }
       const { output, ...configFlags } = flags;
       // Config loading (zod, yaml) is loaded only by the commands that read a config.
-      const { explainDaemonConfig } = await import('../../daemon/index.js');
+      const { explainDaemonConfig } = (await loadDaemonModule()).module;
       const { config: resolved, settings } = explainDaemonConfig(configFlags);
       const document = {
         file: resolved.configFile ?? null,

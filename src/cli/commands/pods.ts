@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { parse as parseYaml } from 'yaml';
 import { errorMessage } from '../../common/index.js';
 import type { PodListResponse, PodResponse, PodSummary } from '../../daemon/contract.js';
 import { usageError } from '../cli-error.js';
 import { formatTable } from '../format-table.js';
 import { outputFormat } from '../output.js';
+import { yaml } from '../yaml.js';
 import {
   type ClientFlags,
   clientFor,
@@ -34,7 +34,7 @@ export function readPodFile(path: string): { namespace: string; name: string; po
   }
   let pod: unknown;
   try {
-    pod = parseYaml(text);
+    pod = yaml().parse(text);
   } catch (err) {
     throw usageError(`${path} is not valid YAML or JSON: ${errorMessage(err).split('\n')[0]}`);
   }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { systemClock } from '../../common/index.js';
 import { formatHostPort, LOG_FORMATS, LOG_LEVELS, SYSTEM_PATHS } from '../../daemon/contract.js';
+import { loadDaemonModule } from '../daemon-module.js';
 
 export interface RunFlags {
   dataDir?: string;
@@ -59,7 +60,8 @@ export function runCommand(program: Command): void {
       .description('start the daemon: watch the plugins directory, keep the registry, serve the API'),
   ).action(async (flags: RunFlags) => {
     // The daemon (gRPC, fastify, SQLite) is loaded only by the command that runs it.
-    const daemonModule = await import('../../daemon/index.js');
+    const loaded = await loadDaemonModule();
+    const daemonModule = loaded.module;
     const { createDaemon, createDaemonLogger, handleShutdownSignals, loadDaemonConfig } = daemonModule;
     let config = loadDaemonConfig(flags);
     // stdout and stderr may be a full disk or a closed pipe: lines are dropped and
@@ -74,6 +76,7 @@ export function runCommand(program: Command): void {
       format: config.logFormat,
       destination: stderr,
     });
+    logger.debug(loaded.describe(), 'daemon module loaded');
     const daemon = createDaemon(config, {
       logger,
       clock: systemClock,
@@ -130,5 +133,10 @@ export function runCommand(program: Command): void {
       : socketPath;
     const role = config.mode === 'observe' ? 'observing (read-only)' : 'watching';
     stdout.write(`berth: ${role} ${config.pluginsDir} for plugins; API on ${api}\n`);
+    // Once ready, so the cache holds what this start compiled; later, so the first requests go first.
+    setImmediate(() => {
+      const saved = loaded.saveCodeCache();
+      if (saved !== undefined) logger.debug(saved, 'daemon code cache');
+    });
   });
 }

@@ -1,0 +1,150 @@
+// The bundles `npm run build` writes into dist/bundle/ (see build.mjs for why
+// bundles at all):
+//
+// - program.js (ESM, with its lazily loaded parts as chunks beside it) is the
+//   CLI, and sqlite-writer-worker.js the SQLite writer thread's entry.
+// - daemon-<hash>.cjs (CommonJS, one file) is the daemon, which `berth run`
+//   loads through src/cli/daemon-module.ts with a V8 code cache: node 20 can
+//   cache compiled code only for a vm.Script, and a vm.Script holds CommonJS,
+//   not ESM. daemon-bundle.json names it for the loader. The CLI bundle
+//   leaves the daemon out (it is loaded from this one).
+//
+// Native and optional packages stay outside both (better-sqlite3,
+// node-unix-socket; the Kubernetes client and etcd3 are optional peers,
+// reached only through berth's modules that wrap them, which the daemon
+// bundle imports from dist/src when configured).
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+
+const EXTERNAL_PACKAGES = ['better-sqlite3', 'node-unix-socket', '@kubernetes/client-node', 'etcd3'];
+/** berth's modules that import an optional peer: outside the daemon bundle, loaded by import(). */
+const OPTIONAL_PEER_MODULES = ['src/objects/etcd.js', 'src/objects/kubernetes.js', 'src/cluster/etcd.js'];
+export const DAEMON_MANIFEST = 'daemon-bundle.json';
+
+/** Builds both bundles into `bundle`; returns the files written. */
+export async function buildBundles(dist, bundle) {
+  const esbuild = await import('esbuild');
+  const cli = await esbuild.build({
+    metafile: true,
+    entryPoints: [join(dist, 'src/cli/program.js'), join(dist, 'src/storage/sqlite-writer-worker.js')],
+    outdir: bundle,
+    entryNames: '[name]',
+    chunkNames: '[name]-[hash]',
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    external: EXTERNAL_PACKAGES,
+    plugins: [leaveDaemonOut(dist, bundle)],
+    // Bundled CommonJS code gets a real `require` for node's built-ins.
+    banner: {
+      js: "import { createRequire as __berthCreateRequire } from 'node:module'; const require = __berthCreateRequire(import.meta.url);",
+    },
+    logLevel: 'warning',
+  });
+  const daemonSource = join(dist, 'src/daemon/daemon.js');
+  if (Object.values(cli.metafile.outputs).some((out) => daemonSource in out.inputs)) {
+    throw new Error('the CLI bundle contains the daemon; it must reach it only through cli/daemon-module.ts');
+  }
+
+  const dynamicImports = new Set();
+  const daemon = await esbuild.build({
+    metafile: true,
+    entryPoints: [join(dist, 'src/daemon/index.js')],
+    outdir: bundle,
+    entryNames: 'daemon-[hash]',
+    outExtension: { '.js': '.cjs' },
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    external: EXTERNAL_PACKAGES,
+    // The loader passes the bundle's own URL under this name (a CommonJS file has no import.meta).
+    define: { 'import.meta.url': '__berthImportMetaUrl' },
+    plugins: [optionalPeersOutside(dist, bundle, dynamicImports)],
+    logLevel: 'warning',
+  });
+  const outputs = Object.keys(daemon.metafile.outputs).map((out) => resolve(out));
+  const daemonFile = outputs.find((out) => out.endsWith('.cjs'));
+  if (daemonFile === undefined) throw new Error('esbuild wrote no daemon bundle');
+  rewriteDaemonBundle(daemonFile, dynamicImports);
+  writeFileSync(join(bundle, DAEMON_MANIFEST), `${JSON.stringify({ file: relative(bundle, daemonFile) })}\n`);
+  return [
+    ...Object.keys(cli.metafile.outputs).map((out) => resolve(out)),
+    ...outputs,
+    resolve(join(bundle, DAEMON_MANIFEST)),
+  ];
+}
+
+/** cli/daemon-module.ts's fallback import of the daemon stays an import of dist/src (never taken from the bundle). */
+function leaveDaemonOut(dist, bundle) {
+  const daemonIndex = join(dist, 'src/daemon/index.js');
+  return {
+    name: 'leave-daemon-out',
+    setup(build) {
+      build.onResolve({ filter: /daemon\/index\.js$/ }, (args) => {
+        if (resolve(args.resolveDir, args.path) !== daemonIndex) return undefined;
+        if (!args.importer.endsWith(join('src/cli/daemon-module.js'))) {
+          throw new Error(`${args.importer} imports the daemon; load it through cli/daemon-module.ts`);
+        }
+        return { path: relative(bundle, daemonIndex), external: true };
+      });
+    },
+  };
+}
+
+/**
+ * Optional peers' wrappers are imported from dist/src; every dynamic import
+ * of something outside the bundle is recorded, for rewriteDaemonBundle. A
+ * static import of an optional peer from inside the bundle is an error: it
+ * would be a require(), which cannot load an ES module on node 20.
+ */
+function optionalPeersOutside(dist, bundle, dynamicImports) {
+  const wrappers = new Set(OPTIONAL_PEER_MODULES.map((m) => join(dist, m)));
+  return {
+    name: 'optional-peers-outside',
+    setup(build) {
+      build.onResolve({ filter: /.*/ }, (args) => {
+        if (args.kind === 'entry-point') return undefined;
+        const isBare = !args.path.startsWith('.') && !args.path.startsWith('/');
+        if (isBare && (args.path.startsWith('node:') || !EXTERNAL_PACKAGES.includes(args.path)))
+          return undefined;
+        if (isBare) {
+          if (args.kind === 'dynamic-import') dynamicImports.add(args.path);
+          else if (args.path === '@kubernetes/client-node' || args.path === 'etcd3') {
+            throw new Error(`${args.importer} imports ${args.path} statically; the daemon bundle must not`);
+          }
+          return undefined; // external (the list above)
+        }
+        const target = resolve(args.resolveDir, args.path);
+        if (!wrappers.has(target)) return undefined;
+        if (args.kind !== 'dynamic-import') throw new Error(`${args.importer} imports ${target} statically`);
+        const path = relative(bundle, target);
+        dynamicImports.add(path);
+        return { path, external: true };
+      });
+    },
+  };
+}
+
+/**
+ * A vm.Script made from a code cache loses its dynamic-import callback on
+ * node 20, so each `import("x")` of something outside the bundle becomes
+ * `__berthImport("x")`, which the loader passes in. Non-ASCII characters (in
+ * comments: esbuild escapes them elsewhere) become \u escapes, so the loader
+ * can read the file as a one-byte string.
+ */
+function rewriteDaemonBundle(file, dynamicImports) {
+  let text = readFileSync(file, 'utf8');
+  for (const specifier of dynamicImports) {
+    const call = `import(${JSON.stringify(specifier)})`;
+    if (!text.includes(call)) throw new Error(`the daemon bundle has no ${call} to rewrite`);
+    text = text.replaceAll(call, `__berthImport(${JSON.stringify(specifier)})`);
+  }
+  if (/\bimport\(\s*["'`]/.test(text.replace(/\/\/.*|\/\*[\s\S]*?\*\//g, ''))) {
+    throw new Error('the daemon bundle still has a dynamic import()');
+  }
+  text = text.replace(/[\u0080-\uffff]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  writeFileSync(file, text);
+}
