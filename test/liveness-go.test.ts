@@ -10,8 +10,11 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { startGoPluginFarm } from '../bench/lib/go-farm.js';
+import { silentLogger } from '../src/common/index.js';
 import { createPluginManager, type PluginManagerEvent } from '../src/plugin-manager/index.js';
-import { createTempDir, waitFor } from '../src/testing/index.js';
+import { createLivenessProber } from '../src/plugin-manager/liveness.js';
+import { dialRegistration } from '../src/registration/index.js';
+import { createTempDir, FakeClock, waitFor } from '../src/testing/index.js';
 import { requireGo } from './fixtures/go-peers.js';
 
 const accepting = {
@@ -49,6 +52,43 @@ async function setup(t: TestContext, names: string[]) {
 }
 
 describe('liveness against grpc-go plugins', () => {
+  it('probes many times over one connection: grpc-go does not close it for too many pings', async (t) => {
+    if (!requireGo(t)) return;
+    const dir = createTempDir();
+    const farm = await startGoPluginFarm();
+    t.after(async () => {
+      await farm.stop();
+      dir.remove();
+    });
+    const dead: string[] = [];
+    const prober = createLivenessProber({
+      periodMs: 60_000,
+      timeoutMs: 2_000,
+      failureThreshold: 1,
+      clock: new FakeClock(),
+      logger: silentLogger,
+      dial: dialRegistration,
+      isBusy: () => false,
+      onDead: (plugin) => dead.push(plugin.socketPath),
+    });
+    t.after(() => prober.stop());
+    await prober.start();
+    const socketPath = dir.join('p.sock');
+    await farm.serve([socketPath], { type: 'BenchPlugin' });
+    const conn = await dialRegistration(socketPath, { timeoutMs: 5_000 });
+    await conn.getInfo({ timeoutMs: 5_000 });
+    const held = conn.hold?.();
+    assert.ok(held);
+    prober.adopt(socketPath, 'gen-1', held);
+    prober.watch({ socketPath, timestamp: 1, uuid: 'gen-1', foundInDeprecatedDir: false, name: 'p' });
+    // With PINGs alone, grpc-go sends GOAWAY "too_many_pings" at the fourth.
+    for (let i = 0; i < 12; i++) await prober.probeAll();
+    assert.deepEqual(dead, []);
+    const [stats] = (await farm.stats()).sockets;
+    assert.deepEqual([stats?.connections, stats?.openConnections], [1, 1], 'still the handshake connection');
+    assert.equal(stats?.getInfo, 1, 'the probes are not GetInfo calls');
+  });
+
   it('holds the handshake connection: one connection per plugin, one GetInfo, one Notify(true)', async (t) => {
     if (!requireGo(t)) return;
     const { paths, manager, stats } = await setup(t, ['a', 'b', 'c', 'd']);

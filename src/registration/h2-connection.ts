@@ -1,7 +1,8 @@
 /**
  * One client HTTP/2 connection on a unix socket, written against the raw
  * socket: the registration handshake's unary calls, then (handed over) the
- * liveness prober's idle connection with its keepalive PINGs.
+ * liveness prober's idle connection with its probes (PINGs, and every third
+ * a health-check call: see sendPing).
  *
  * Why not node:http2: a Http2Session, its streams and their Readable and
  * Writable machinery were about a third of berth's CPU per registration in a
@@ -27,8 +28,10 @@ import {
   MAX_FRAME_BYTES,
   MAX_HEADER_LIST_BYTES,
   RECEIVE_WINDOW_BYTES,
+  requestHeaderBlock,
   rstStream,
   SETTINGS_ACK,
+  unaryRequestFrames,
 } from './h2-frames.js';
 
 export type HeaderMap = Record<string, string>;
@@ -65,14 +68,18 @@ interface OpenStream {
  */
 const PING_PAYLOAD = Buffer.from('berth-lv', 'latin1');
 const PING_FRAME = frame(FrameType.PING, 0, 0, PING_PAYLOAD);
+/** The liveness probe's call (sendPing): the standard gRPC health check, overall status. */
+const HEALTH_CHECK_PATH = '/grpc.health.v1.Health/Check';
+const HEALTH_CHECK_TIMEOUT = '10S';
+const EMPTY = new Uint8Array(0);
 /** Return the connection window once this much DATA has been consumed. */
 const WINDOW_RETURN_BYTES = RECEIVE_WINDOW_BYTES / 2;
 
 export class H2Connection {
   readonly #socket: Socket;
   #pending: Buffer | undefined;
-  /** The HPACK decoder's table; dropped when the connection is only kept for liveness. */
-  #table: DynamicTable | undefined = new DynamicTable();
+  /** The HPACK decoder's table (at most 4 KiB: we never allow a larger one). */
+  readonly #table = new DynamicTable();
   readonly #streams = new Map<number, OpenStream>();
   #nextStreamId = 1;
   /** A header block split over CONTINUATION frames. */
@@ -84,8 +91,12 @@ export class H2Connection {
   #closed = false;
   #closedByPeer = false;
   #onPeerClose: (() => void) | undefined;
-  /** A PING was sent and its ACK has not come back yet. */
+  /** A probe (PING or health check) was sent and has not been answered yet. */
   #awaiting = false;
+  /** Probes sent: every third is a call (sendPing says why). */
+  #probes = 0;
+  /** Kept for liveness: no calls from outside (openStream refuses). */
+  #held = false;
   readonly #pingWaiters = new Set<(error: string | undefined) => void>();
 
   /**
@@ -108,7 +119,7 @@ export class H2Connection {
     const socket = connect({ path: socketPath });
     socket.unref();
     const connection = new H2Connection(socket);
-    connection.#table = undefined;
+    connection.#held = true;
     return connection;
   }
 
@@ -127,7 +138,12 @@ export class H2Connection {
    * take no new stream.
    */
   openStream(build: (streamId: number) => Buffer, sink: StreamSink): number | undefined {
-    if (this.closed || this.#table === undefined || this.#nextStreamId > 0x7fff_ffff) return undefined;
+    if (this.#held) return undefined;
+    return this.#open(build, sink);
+  }
+
+  #open(build: (streamId: number) => Buffer, sink: StreamSink): number | undefined {
+    if (this.closed || this.#nextStreamId > 0x7fff_ffff) return undefined;
     const id = this.#nextStreamId;
     this.#nextStreamId += 2;
     this.#streams.set(id, { sink, headers: undefined, trailers: undefined, body: [] });
@@ -143,13 +159,13 @@ export class H2Connection {
   }
 
   /**
-   * Keeps the connection for liveness only: no more calls, no HPACK table,
-   * and it no longer holds the process open. Returns false when it is closed.
+   * Keeps the connection for liveness only: no more calls from outside, and
+   * it no longer holds the process open. Returns false when it is closed.
    */
   holdIdle(): boolean {
     if (this.#closed) return false;
     for (const id of [...this.#streams.keys()]) this.cancelStream(id);
-    this.#table = undefined;
+    this.#held = true;
     this.#socket.unref();
     return true;
   }
@@ -160,11 +176,37 @@ export class H2Connection {
     if (this.#closedByPeer) queueMicrotask(callback);
   }
 
-  /** Sends one keepalive PING, unless one is outstanding; `answered` turns true when its ACK arrives. */
+  /**
+   * Sends one liveness probe, unless one is outstanding; `answered` turns
+   * true when it is answered. A probe is a PING, except every third: grpc-go
+   * servers close a connection that gets three PINGs with no call in between
+   * (their default keepalive enforcement: GOAWAY "too_many_pings"), and any
+   * call resets that count. That call is the standard health check,
+   * `grpc.health.v1.Health/Check`; whatever the answer (most plugins do not
+   * serve it: UNIMPLEMENTED, from the server's own dispatch), it proves the
+   * process is answering.
+   */
   sendPing(): void {
     if (this.#closed || this.#awaiting) return;
     this.#awaiting = true;
-    this.#socket.write(PING_FRAME);
+    this.#probes += 1;
+    if (this.#probes % 3 !== 0) {
+      this.#socket.write(PING_FRAME);
+      return;
+    }
+    const block = requestHeaderBlock(HEALTH_CHECK_PATH, HEALTH_CHECK_TIMEOUT);
+    const opened = this.#open((id) => unaryRequestFrames(id, block, EMPTY), {
+      data: () => {},
+      end: (end) => {
+        if (end.connectionError === undefined) this.#answer();
+      },
+    });
+    if (opened === undefined) this.#socket.write(PING_FRAME);
+  }
+
+  #answer(): void {
+    this.#awaiting = false;
+    for (const finish of [...this.#pingWaiters]) finish(undefined);
   }
 
   /** No PING is outstanding: the last one sent was answered (or none was sent). */
@@ -362,10 +404,6 @@ export class H2Connection {
   #headerBlock(streamId: number, endStream: boolean, block: Buffer): void {
     // Decoded even for a stream we reset: the table must follow the server's encoder.
     let fields: HeaderMap;
-    if (this.#table === undefined) {
-      this.#fail('HEADERS on a connection held for liveness');
-      return;
-    }
     try {
       fields = toHeaderMap(decodeBlock(block, this.#table, 4096));
     } catch (err) {
@@ -441,9 +479,7 @@ export class H2Connection {
       this.#socket.write(frame(FrameType.PING, Flag.ACK, 0, payload));
       return;
     }
-    if (!payload.equals(PING_PAYLOAD)) return;
-    this.#awaiting = false;
-    for (const finish of [...this.#pingWaiters]) finish(undefined);
+    if (payload.equals(PING_PAYLOAD)) this.#answer();
   }
 
   /** Streams the server will not process fail at once; the rest finish, then the connection closes. */

@@ -41,7 +41,7 @@ export interface RegistrationConnection {
  * streams, keepalive PINGs, and a callback when the plugin closes it.
  */
 export interface HeldConnection {
-  /** Sends one PING unless one is outstanding. */
+  /** Sends one probe unless one is outstanding: a PING, or every third a health-check call (grpc-go's ping policy). */
   sendPing(): void;
   /** No PING is outstanding: the last one was answered (or none was sent). */
   readonly answered: boolean;
