@@ -11,8 +11,11 @@ import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { startGoPluginFarm } from '../bench/lib/go-farm.js';
 import { silentLogger } from '../src/common/index.js';
-import { createPluginManager, type PluginManagerEvent } from '../src/plugin-manager/index.js';
-import { createLivenessProber } from '../src/plugin-manager/liveness.js';
+import {
+  createLivenessProber,
+  createPluginManager,
+  type PluginManagerEvent,
+} from '../src/plugin-manager/index.js';
 import { dialRegistration } from '../src/registration/index.js';
 import { createTempDir, FakeClock, waitFor } from '../src/testing/index.js';
 import { requireGo } from './fixtures/go-peers.js';
