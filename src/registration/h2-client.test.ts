@@ -13,23 +13,7 @@ import { GrpcCallError, openSession, unaryCall } from './h2-client.js';
 type Answer = (stream: ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => void;
 
 async function serveH2(t: TestContext, answer: Answer): Promise<string> {
-  const dir = createTempDir();
-  const path = dir.join('h2.sock');
-  const server = http2.createServer();
-  const sessions = new Set<http2.ServerHttp2Session>();
-  server.on('session', (session) => sessions.add(session));
-  server.on('stream', (stream, headers) => {
-    stream.on('error', () => {});
-    answer(stream, headers);
-  });
-  await new Promise<void>((resolve) => server.listen(path, resolve));
-  t.after(async () => {
-    // close() waits for open sessions; a test's client may still hold one.
-    for (const session of sessions) session.destroy();
-    await new Promise((resolve) => server.close(resolve));
-    dir.remove();
-  });
-  return path;
+  return (await serveH2With(t, {}, answer)).path;
 }
 
 async function call(t: TestContext, path: string, maxResponseBytes = 1024, timeoutMs = 5_000) {
