@@ -9,6 +9,7 @@ import { type TestContext, test } from 'node:test';
 import { isBerthError } from '../common/index.js';
 import { createTempDir, waitFor } from '../testing/index.js';
 import { GrpcCallError, openSession, unaryCall } from './h2-client.js';
+import type { H2Connection } from './h2-connection.js';
 
 type Answer = (stream: ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => void;
 
@@ -189,6 +190,15 @@ test('openSession: a refusal fails, an accept-and-close is transient, silence ti
   }
 });
 
+/** A connection that takes no more calls fails one at once, UNAVAILABLE. */
+async function refusesCalls(session: H2Connection): Promise<void> {
+  const options = { timeoutMs: 1_000, maxResponseBytes: 10, what: 'a call it should refuse' };
+  await assert.rejects(
+    unaryCall(session, '/a/b', new Uint8Array(), options),
+    rejectsWith(14, /connection is closed/),
+  );
+}
+
 /** A server with options of its own (padding), answering every call with `answer`. */
 async function serveH2With(t: TestContext, options: http2.ServerOptions, answer: Answer) {
   const dir = createTempDir();
@@ -267,14 +277,7 @@ test('a GOAWAY fails calls the server will not process, closes the connection, a
   await assert.rejects(pending, rejectsWith(14, /GOAWAY/));
   await waitFor('the holder is told once', () => told === 1);
   assert.equal(attempt.session.closed, true);
-  await assert.rejects(
-    unaryCall(attempt.session, '/x/y', new Uint8Array(), {
-      timeoutMs: 1_000,
-      maxResponseBytes: 10,
-      what: 'after',
-    }),
-    rejectsWith(14, /connection is closed/),
-  );
+  await refusesCalls(attempt.session);
 });
 
 test('a held connection answers the server PINGs, and its own PINGs are answered', async (t) => {
@@ -297,14 +300,7 @@ test('a held connection answers the server PINGs, and its own PINGs are answered
   );
   assert.ok(rtt >= 0, 'the server PING is acknowledged');
   // A held connection makes no calls.
-  await assert.rejects(
-    unaryCall(attempt.session, '/a/b', new Uint8Array(), {
-      timeoutMs: 1_000,
-      maxResponseBytes: 10,
-      what: 'held',
-    }),
-    rejectsWith(14, /connection is closed/),
-  );
+  await refusesCalls(attempt.session);
 });
 
 test('a frame larger than the maximum frame size fails the connection instead of being buffered', async (t) => {
