@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { PluginInfoSchema } from './gen/pluginregistration/api_pb.js';
-import { checkPluginInfoWire, PLUGIN_INFO_LIMITS, pluginInfoProblem } from './plugin-info-bounds.js';
+import { PLUGIN_INFO_LIMITS, pluginInfoProblem } from './plugin-info-bounds.js';
+import { decodePluginInfo } from './plugin-info-decode.js';
 
 const info = (
   over: Partial<{ name: string; type: string; endpoint: string; supportedVersions: string[] }>,
@@ -74,7 +75,7 @@ describe('plugin info bounds', () => {
 
   it('checks the raw bytes: invalid UTF-8 in any string field is refused, valid bytes pass', () => {
     const good = toBinary(PluginInfoSchema, create(PluginInfoSchema, info({ name: 'ünï' })));
-    assert.doesNotThrow(() => checkPluginInfoWire(good));
+    assert.doesNotThrow(() => decodePluginInfo(good));
     const type = Buffer.from('DevicePlugin');
     for (const [field, name] of [
       [0x12, 'name'],
@@ -86,12 +87,12 @@ describe('plugin info bounds', () => {
         type,
         Buffer.from([field, 2, 0xc3, 0x28]),
       ]);
-      assert.throws(() => checkPluginInfoWire(bytes), new RegExp(`field ${name} is not valid UTF-8`));
+      assert.throws(() => decodePluginInfo(bytes), new RegExp(`field ${name} is not valid UTF-8`));
     }
     // Unknown fields are skipped, not checked.
-    assert.doesNotThrow(() => checkPluginInfoWire(Buffer.from([0x2a, 2, 0xff, 0xfe])));
+    assert.doesNotThrow(() => decodePluginInfo(Buffer.from([0x2a, 2, 0xff, 0xfe])));
     assert.throws(
-      () => checkPluginInfoWire(new Uint8Array(PLUGIN_INFO_LIMITS.messageBytes + 1)),
+      () => decodePluginInfo(new Uint8Array(PLUGIN_INFO_LIMITS.messageBytes + 1)),
       /GetInfo reply is 65537 bytes, more than 65536/,
     );
   });

@@ -8,8 +8,8 @@
  * plugin the kubelet accepts in practice is accepted here.
  *
  * Two checks:
- * - on the wire (`checkPluginInfoWire`, run by the GetInfo decoder): every
- *   string field must be valid UTF-8. protobuf-es would replace bad bytes
+ * - on the wire (`decodePluginInfo` in plugin-info-decode.ts, the GetInfo
+ *   decoder): every string field must be valid UTF-8. protobuf-es would replace bad bytes
  *   silently; Go's protobuf refuses them, so the kubelet's GetInfo fails on
  *   them too, and so does berth's. The message itself is capped at
  *   PLUGIN_INFO_LIMITS.messageBytes by the registration client. Unlike the
@@ -18,7 +18,6 @@
  *   characters. A plugin that breaks one is refused with Notify(false) naming
  *   the field and the limit (`enforcePluginInfoBounds`).
  */
-import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
 import { BerthError } from '../common/index.js';
 import type { CallOptions, RegistrationConnection, RegistrationInfo } from './types.js';
 
@@ -68,41 +67,6 @@ export function enforceRecordBudget(record: Parameters<typeof recordedBytes>[0])
     `what berth would record for ${clip(record.type)} plugin ${clip(record.name)} is ${bytes} bytes (GetInfo and handler facts together), more than the budget of ${budget} bytes per plugin`,
     { details: { type: record.type.slice(0, 64), name: record.name.slice(0, 64), bytes, budget } },
   );
-}
-
-/** PluginInfo's string fields by number (api.proto): type, name, endpoint, supported_versions. */
-const STRING_FIELDS: Record<number, string> = {
-  1: 'type',
-  2: 'name',
-  3: 'endpoint',
-  4: 'supported_versions',
-};
-
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-
-/**
- * Checks a raw PluginInfo message: size, and UTF-8 in every string field.
- * Throws a BerthError BERTH_PLUGIN_INFO_INVALID naming the field.
- */
-export function checkPluginInfoWire(bytes: Uint8Array): void {
-  if (bytes.byteLength > PLUGIN_INFO_LIMITS.messageBytes) {
-    throw invalid(`GetInfo reply is ${bytes.byteLength} bytes, more than ${PLUGIN_INFO_LIMITS.messageBytes}`);
-  }
-  const reader = new BinaryReader(bytes);
-  while (reader.pos < reader.len) {
-    const [field, wireType] = reader.tag();
-    const name = STRING_FIELDS[field];
-    if (name === undefined || wireType !== WireType.LengthDelimited) {
-      reader.skip(wireType, field);
-      continue;
-    }
-    const value = reader.bytes();
-    try {
-      strictUtf8.decode(value);
-    } catch {
-      throw invalid(`GetInfo reply field ${name} is not valid UTF-8`);
-    }
-  }
 }
 
 /** A value for an error text: at most 64 characters, control characters escaped. */
@@ -214,8 +178,4 @@ export async function refuseUndecodableInfo(
     cause: err,
     details: { socketPath, ...(notifyError === undefined ? {} : { notifyError }) },
   });
-}
-
-function invalid(message: string): BerthError {
-  return new BerthError('BERTH_PLUGIN_INFO_INVALID', message);
 }

@@ -6,6 +6,7 @@
  */
 
 import {
+  create,
   type DescMessage,
   type DescMethod,
   fromBinary,
@@ -31,7 +32,7 @@ import {
   RegistrationStatusSchema,
 } from './gen/pluginregistration/api_pb.js';
 
-import { checkPluginInfoWire } from './plugin-info-bounds.js';
+import { decodePluginInfo } from './plugin-info-decode.js';
 import { EXAMPLE_VERSIONS } from './registration-options.js';
 
 /** `/<package>.<Service>/<Method>`, the HTTP/2 path every gRPC stack uses. */
@@ -62,11 +63,9 @@ export const registrationMethods = {
   getInfo: {
     ...getInfoMethod,
     // Strict on the raw bytes, as Go's protobuf is: invalid UTF-8 fails the
-    // call instead of being replaced silently (plugin-info-bounds.ts).
-    responseDeserialize: (bytes: Buffer) => {
-      checkPluginInfoWire(bytes);
-      return getInfoMethod.responseDeserialize(bytes);
-    },
+    // call instead of being replaced silently (plugin-info-decode.ts, the
+    // decoder the registration client uses too).
+    responseDeserialize: (bytes: Buffer) => create(PluginInfoSchema, decodePluginInfo(bytes)),
   },
   notifyRegistrationStatus: unary(
     Registration.method.notifyRegistrationStatus,
