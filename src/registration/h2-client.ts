@@ -217,6 +217,7 @@ export function unaryCall(
       return;
     }
     let settled = false;
+    let streamId: number | undefined;
     let received = 0;
     let announced: number | undefined;
     let firstChunk: Buffer | undefined;
@@ -269,7 +270,7 @@ export function unaryCall(
     );
     options.signal?.addEventListener('abort', onAbort, { once: true });
     const block = requestHeaderBlock(path, grpcTimeout(options.timeoutMs));
-    const streamId = session.openStream((id) => unaryRequestFrames(id, block, request), {
+    streamId = session.openStream((id) => unaryRequestFrames(id, block, request), {
       data: onData,
       end: onEnd,
     });

@@ -123,10 +123,6 @@ export class H2Connection {
     return connection;
   }
 
-  get settingsSeen(): boolean {
-    return this.#settingsSeen;
-  }
-
   /** No new stream can start: closed, or the server sent GOAWAY. */
   get closed(): boolean {
     return this.#closed || this.#goingAway;

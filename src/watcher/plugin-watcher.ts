@@ -306,7 +306,7 @@ export class PluginWatcher extends LifecycleComponent {
   /** Re-creates a vanished root, then reconciles the whole tree (the walk re-establishes watches). */
   async #scanRoot(root: WatchedRoot): Promise<void> {
     root.failedThisScan = false;
-    let dir = await this.#options.inspect(root.path, { followDirectoryLinks: true });
+    let dir = this.#options.inspect(root.path, { followDirectoryLinks: true });
     if (dir.kind === 'missing' && this.#options.createMissing) {
       try {
         await mkdir(root.path, { recursive: true, mode: 0o755 });
@@ -317,7 +317,7 @@ export class PluginWatcher extends LifecycleComponent {
           `error (re-)creating root ${root.path}: ${errorMessage(err)}`,
         );
       }
-      dir = await this.#options.inspect(root.path, { followDirectoryLinks: true });
+      dir = this.#options.inspect(root.path, { followDirectoryLinks: true });
     }
     if (dir.kind !== 'directory') {
       root.tree?.removeWithin(root.path);
@@ -391,7 +391,7 @@ export class PluginWatcher extends LifecycleComponent {
       await this.#inspectRoot(root);
       return;
     }
-    const found = await this.#options.inspect(path);
+    const found = this.#options.inspect(path);
     // Whatever is at `path` now, a directory watched there before is gone (a new one gets a new watch).
     if (found.kind !== 'directory' && found.kind !== 'error') root.tree?.removeWithin(path);
     switch (found.kind) {
@@ -424,7 +424,7 @@ export class PluginWatcher extends LifecycleComponent {
   }
 
   async #inspectRoot(root: WatchedRoot): Promise<void> {
-    const dir = await this.#options.inspect(root.path, { followDirectoryLinks: true });
+    const dir = this.#options.inspect(root.path, { followDirectoryLinks: true });
     if (dir.kind === 'directory') {
       await this.#syncTree(root, root.path);
       return;
@@ -454,7 +454,7 @@ export class PluginWatcher extends LifecycleComponent {
     }
     for (const path of unseen) {
       if (this.stopBegun) return;
-      const found = await this.#options.inspect(path);
+      const found = this.#options.inspect(path);
       if (found.kind === 'socket') this.#observeSocket(root, path, found.identity);
       else if (found.kind === 'missing') this.#forget(path, 'removed');
       else if (found.kind !== 'error') this.#forget(path, 'no longer a socket');
@@ -463,7 +463,7 @@ export class PluginWatcher extends LifecycleComponent {
 
   async #walk(root: WatchedRoot, dir: string, seen: Set<string>): Promise<void> {
     const readAtMs = Date.now(); // wall clock, as file timestamps are
-    const found = await this.#options.inspect(dir, { followDirectoryLinks: true });
+    const found = this.#options.inspect(dir, { followDirectoryLinks: true });
     this.#watchDirectory(root, dir, found);
     if (found.kind !== 'directory') this.#listings.delete(dir);
     else if (this.#mode.skipUnchanged) {
@@ -474,7 +474,7 @@ export class PluginWatcher extends LifecycleComponent {
           if (this.stopBegun) return;
           if (this.#ownerRoot(sub) === root) await this.#walk(root, sub, seen);
         }
-        await this.#inspectCandidates(root, listing.links, seen);
+        this.#inspectCandidates(root, listing.links, seen);
         return;
       }
     }
@@ -516,7 +516,7 @@ export class PluginWatcher extends LifecycleComponent {
       }
       candidates.push(path);
     }
-    const complete = await this.#inspectCandidates(root, candidates, seen);
+    const complete = this.#inspectCandidates(root, candidates, seen);
     if (found.kind === 'directory' && complete) {
       this.#listings.set(
         dir,
@@ -527,13 +527,13 @@ export class PluginWatcher extends LifecycleComponent {
   }
 
   /**
-   * Inspects one directory's candidates concurrently (at start-up with many
-   * sockets, a stat at a time made discovery, not the handshakes, the
-   * bottleneck). False if some could not be inspected (their directory must be read again).
+   * Inspects one directory's candidates, each with a synchronous stat (see
+   * inspect-path.ts), in one go. False if some could not be inspected (their
+   * directory must be read again).
    */
-  async #inspectCandidates(root: WatchedRoot, candidates: string[], seen: Set<string>): Promise<boolean> {
+  #inspectCandidates(root: WatchedRoot, candidates: string[], seen: Set<string>): boolean {
     if (candidates.length === 0) return true;
-    const inspected = await Promise.all(candidates.map((path) => this.#options.inspect(path)));
+    const inspected = candidates.map((path) => this.#options.inspect(path));
     let complete = true;
     inspected.forEach((found, i) => {
       const path = candidates[i] as string;
