@@ -41,5 +41,5 @@ export {
 export { type LogFn, type Logger, silentLogger } from './logger.js';
 export { BERTH_MODES, type BerthMode, DEFAULT_BERTH_MODE } from './mode.js';
 export { loadOptionalPackage, OPTIONAL_PACKAGES } from './optional-package.js';
-/** @internal Bounds how long one burst of work holds the event loop. */
-export { nextTurn, TimeSlice, WORK_SLICE_MS } from './time-slice.js';
+/** @internal Shares one event-loop turn among many operations. */
+export { TurnBudget, WORK_SLICE_MS } from './time-slice.js';

@@ -8,6 +8,8 @@ import {
   isBerthError,
   LifecycleComponent,
   type Logger,
+  TurnBudget,
+  WORK_SLICE_MS,
 } from '../common/index.js';
 import {
   DEFAULT_EXECUTOR_OPTIONS,
@@ -43,6 +45,8 @@ class Executor extends LifecycleComponent implements OperationExecutor {
   readonly #timeouts: ExecutorTimeouts;
   readonly #map: OperationMap;
   readonly #lanes: RegistrationLanes;
+  /** One turn's time shared by every attempt's continuations (TurnBudget). */
+  readonly #turn: TurnBudget;
   readonly #young: YoungSocketRetry | false;
   readonly #mode: BerthMode;
   readonly #holdConnection: OperationExecutorOptions['holdConnection'];
@@ -94,6 +98,7 @@ class Executor extends LifecycleComponent implements OperationExecutor {
     this.#young = options.youngSocketRetry ?? DEFAULT_EXECUTOR_OPTIONS.youngSocketRetry;
     this.#mode = options.mode ?? 'registrar';
     this.#holdConnection = options.holdConnection;
+    this.#turn = options.turn ?? new TurnBudget(WORK_SLICE_MS);
     // One map for both operations: per-path serialisation and shared backoff, as upstream.
     this.#map = createOperationMap({ clock: this.#clock, logger: this.#logger, backoff });
     if (options.onEvent) this.#listeners.add(options.onEvent);
@@ -135,6 +140,7 @@ class Executor extends LifecycleComponent implements OperationExecutor {
       retrying: this.#youngRetrying,
       mode: this.#mode,
       holdConnection: this.#holdConnection,
+      turn: this.#turn,
     };
     const refusal = this.#map.tryRun(
       socketPath,

@@ -5,6 +5,7 @@ import {
   type BerthMode,
   errorMessage,
   type Logger,
+  type TurnBudget,
 } from '../common/index.js';
 import type { PluginCallContext } from '../handlers/types.js';
 import { enforcePluginInfoBounds, refuseUndecodableInfo } from '../registration/index.js';
@@ -36,6 +37,8 @@ export interface RegisterDeps {
   mode?: BerthMode;
   /** Takes the connection of a plugin that registered (liveness keeps it); otherwise it is closed. */
   holdConnection?: HoldConnection | undefined;
+  /** Shares each event-loop turn among the attempts: they resume after I/O only while the turn has time. */
+  turn?: TurnBudget;
 }
 
 /**
@@ -98,6 +101,7 @@ export async function registerOperation(
   try {
     let info: Awaited<ReturnType<RegistrationConnection['getInfo']>>;
     try {
+      await laterIfSpent(deps.turn);
       info = await conn.getInfo({ timeoutMs: timeouts.getInfoMs, signal });
     } catch (err) {
       await refuseUndecodableInfo(conn, err, socketPath, { timeoutMs: timeouts.notifyMs, signal });
@@ -107,6 +111,7 @@ export async function registerOperation(
         { cause: err, details: { socketPath } },
       );
     }
+    await laterIfSpent(deps.turn);
     const plugin = { type: info.type, name: info.name };
     // What GetInfo said, carried by every refusal so a socket's status can show it.
     const answered = {
@@ -212,6 +217,7 @@ export async function registerOperation(
       );
     }
 
+    await laterIfSpent(deps.turn);
     try {
       await conn.notifyRegistrationStatus(
         { pluginRegistered: true, error: '' },
@@ -237,6 +243,7 @@ export async function registerOperation(
         { cause: err, details: { ...plugin, socketPath } },
       );
     }
+    await laterIfSpent(deps.turn);
     const held = deps.holdConnection === undefined ? undefined : conn.hold?.();
     if (held !== undefined) deps.holdConnection?.(socketPath, generation.uuid, held);
     return entry;
@@ -261,6 +268,11 @@ function silenced(conn: RegistrationConnection): RegistrationConnection {
     hold: () => conn.hold?.(),
     close: () => conn.close(),
   };
+}
+
+/** A later event-loop turn to wait for when this one's time is spent; otherwise undefined (awaiting it costs one microtask). */
+export function laterIfSpent(turn: TurnBudget | undefined): Promise<void> | undefined {
+  return turn?.pass();
 }
 
 function removeIfOurs(asw: ActualStateOfWorld, entry: PluginInfo): void {

@@ -1,5 +1,13 @@
 import type { ActualStateOfWorld, PluginInfo } from '../cache/types.js';
-import type { BackoffSetting, BerthError, BerthMode, Clock, Lifecycle, Logger } from '../common/index.js';
+import type {
+  BackoffSetting,
+  BerthError,
+  BerthMode,
+  Clock,
+  Lifecycle,
+  Logger,
+  TurnBudget,
+} from '../common/index.js';
 import type { PluginHandler } from '../handlers/types.js';
 import type { DialRegistration, HeldConnection } from '../registration/types.js';
 import type { ExecutorTimeouts, SlotBudgets, YoungSocketRetry } from './executor-options.js';
@@ -74,6 +82,8 @@ export interface OperationExecutorOptions {
    * the connection is closed, as the kubelet does.
    */
   holdConnection?: HoldConnection;
+  /** @internal The event-loop turn shared with the pipeline's other parts (default: one of its own). */
+  turn?: TurnBudget;
   onEvent?: (event: OperationEvent) => void;
 }
 

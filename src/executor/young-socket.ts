@@ -1,6 +1,6 @@
 import { lstatSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
-import { abortedError } from '../common/index.js';
+import { abortedError, type TurnBudget } from '../common/index.js';
 import { probeConnect } from '../registration/index.js';
 import type { DialRegistration, RegistrationConnection } from '../registration/types.js';
 import type { ExecutorTimeouts, YoungSocketRetry } from './executor-options.js';
@@ -15,6 +15,8 @@ export interface YoungDialDeps {
   youngSocketRetry?: YoungSocketRetry | false;
   /** Sockets in their young-socket retries right now, shared by one executor's dials (YoungSocketRetry.dense). */
   retrying?: { count: number };
+  /** Shares each event-loop turn among the attempts (TurnBudget): a connect waits for a turn with time. */
+  turn?: TurnBudget;
 }
 
 /** A dialled connection and the slot lease it was dialled under (a no-op lease without slots). */
@@ -62,6 +64,7 @@ export async function dialYoungSocket(
     let failure: unknown;
     try {
       lease = slots === undefined ? NO_LEASE : await slots.lease(signal, deps.hold);
+      await deps.turn?.pass();
       const conn = await deps.dial(socketPath, { timeoutMs: deps.timeouts.dialMs, signal });
       return { conn, lease };
     } catch (err) {

@@ -12,6 +12,8 @@ import {
   type Clock,
   DEFAULT_BERTH_MODE,
   type Logger,
+  TurnBudget,
+  WORK_SLICE_MS,
 } from '../common/index.js';
 import { createOperationExecutor, type OperationExecutor } from '../executor/index.js';
 import { createHandlerTable, type HandlerTable } from '../handlers/index.js';
@@ -64,6 +66,8 @@ export function buildPipeline(
   const desired = createDesiredStateOfWorld({ clock, logger: base });
   const actual = createActualStateOfWorld({ logger: base });
   const handlers = createHandlerTable({ logger: base.child({ component: 'handlers' }) });
+  // One event-loop turn's time, shared by the watcher's, the reconciler's and the attempts' work.
+  const turn = new TurnBudget(WORK_SLICE_MS);
   const executor = createOperationExecutor({
     ...definedOnly({
       timeouts: options.timeouts,
@@ -77,6 +81,7 @@ export function buildPipeline(
     dial,
     mode,
     holdConnection,
+    turn,
   });
   const reconciler = createReconciler({
     desiredState: desired,
@@ -86,6 +91,7 @@ export function buildPipeline(
     clock,
     logger: base.child({ component: 'reconciler' }),
     resyncPeriodMs,
+    turn,
   });
   const watcher = createPluginWatcher({
     ...definedOnly({
@@ -99,6 +105,7 @@ export function buildPipeline(
     logger: base,
     // An observer writes nothing into the directory it watches, not even to create it.
     createMissing: mode !== 'observe',
+    turn,
   });
   const desiredView: DesiredStateView = Object.freeze({
     getPluginsToRegister: () => desired.getPluginsToRegister(),

@@ -7,7 +7,7 @@ import {
   type Lifecycle,
   LifecycleComponent,
   type Logger,
-  TimeSlice,
+  TurnBudget,
   WORK_SLICE_MS,
 } from '../common/index.js';
 import type { OperationEvent, OperationExecutor, RunRefusal } from '../executor/index.js';
@@ -37,6 +37,8 @@ export interface ReconcilerOptions {
   logger: Logger;
   /** Safety-net full pass period (default 10 s); every change also wakes its own socket path. */
   resyncPeriodMs?: number;
+  /** @internal The event-loop turn shared with the pipeline's other parts (default: one of its own). */
+  turn?: TurnBudget;
 }
 
 /** A register/unregister the reconciler wanted but the executor refused (pending or in backoff). */
@@ -104,7 +106,7 @@ class IncrementalReconciler extends LifecycleComponent implements Reconciler {
   readonly #retryTimers = new Map<string, ClockTimer>();
   readonly #unsubscribe: Array<() => void> = [];
   readonly #dirty = new Set<string>();
-  readonly #slice = new TimeSlice(WORK_SLICE_MS);
+  readonly #turn: TurnBudget;
   #fullPassWanted = false;
   #flushScheduled = false;
   #resyncTimer: ClockTimer | undefined;
@@ -119,6 +121,7 @@ class IncrementalReconciler extends LifecycleComponent implements Reconciler {
     this.#clock = options.clock;
     this.#logger = options.logger;
     this.#resyncPeriodMs = resyncPeriodMs;
+    this.#turn = options.turn ?? new TurnBudget(WORK_SLICE_MS);
   }
 
   protected override onStart(): Promise<void> | void {
@@ -282,11 +285,10 @@ class IncrementalReconciler extends LifecycleComponent implements Reconciler {
       this.reconcile();
       return;
     }
-    this.#slice.begin();
     for (const socketPath of this.#dirty) {
       this.#dirty.delete(socketPath);
       this.#reconcilePath(socketPath);
-      if (this.#dirty.size > 0 && this.#slice.spent()) {
+      if (this.#dirty.size > 0 && this.#turn.spent()) {
         this.#scheduleFlush();
         return;
       }

@@ -1,7 +1,15 @@
 import type { watch } from 'node:fs';
 import { resolve } from 'node:path';
 import type { DesiredStateOfWorld } from '../cache/types.js';
-import { BerthError, type Clock, type Logger, silentLogger, systemClock } from '../common/index.js';
+import {
+  BerthError,
+  type Clock,
+  type Logger,
+  silentLogger,
+  systemClock,
+  TurnBudget,
+  WORK_SLICE_MS,
+} from '../common/index.js';
 import { inspectPath } from './inspect-path.js';
 import type { TreeWatch } from './tree-watch.js';
 
@@ -24,6 +32,8 @@ export interface PluginWatcherOptions {
    * it missing until the owner creates it.
    */
   createMissing?: boolean;
+  /** @internal The event-loop turn shared with the pipeline's other parts (default: one of its own). */
+  turn?: TurnBudget;
   /** @internal How a path is looked at (default inspectPath); tests count the calls. */
   inspect?: typeof inspectPath;
   /** @internal fs.watch (the default); tests make it fail as an exhausted inotify does (ENOSPC, EMFILE). */
@@ -80,6 +90,7 @@ export interface ResolvedOptions {
   createMissing: boolean;
   inspect: typeof inspectPath;
   watch: typeof watch | undefined;
+  turn: TurnBudget;
 }
 
 export function resolveOptions(options: PluginWatcherOptions): ResolvedOptions {
@@ -120,5 +131,6 @@ export function resolveOptions(options: PluginWatcherOptions): ResolvedOptions {
     createMissing: options.createMissing ?? true,
     inspect: options.inspect ?? inspectPath,
     watch: options.watch,
+    turn: options.turn ?? new TurnBudget(WORK_SLICE_MS),
   };
 }

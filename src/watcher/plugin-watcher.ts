@@ -9,9 +9,6 @@ import {
   LifecycleComponent,
   type LifecycleState,
   type Logger,
-  nextTurn,
-  TimeSlice,
-  WORK_SLICE_MS,
 } from '../common/index.js';
 import type { PathInspection } from './inspect-path.js';
 import { ListingCache } from './listing-cache.js';
@@ -94,9 +91,8 @@ export class PluginWatcher extends LifecycleComponent {
   readonly #known = new Map<string, KnownSocket>();
   /** Paths with an inspection queued but not yet started: a second event for one adds nothing. */
   readonly #pendingInspections = new Set<string>();
-  /** Tasks queued and not finished: a burst's time slice starts with its first task. */
+  /** Tasks queued and not finished. */
   #queued = 0;
-  readonly #slice = new TimeSlice(WORK_SLICE_MS);
   /** Set once the first scan is done: from then on the periodic rescan timer may run. */
   #scanned = false;
   /** The signal start() was given: an abort during the first scan is reported as BERTH_ABORTED. */
@@ -258,12 +254,9 @@ export class PluginWatcher extends LifecycleComponent {
    * as one long turn: the queue yields to the event loop between time slices.
    */
   #enqueue(task: () => Promise<void>): Promise<void> {
-    if (this.#queued++ === 0) this.#slice.begin();
+    this.#queued += 1;
     const run = this.#tail.then(async () => {
-      if (this.#slice.spent()) {
-        await nextTurn();
-        this.#slice.begin();
-      }
+      await this.#options.turn.pass();
       try {
         await task();
       } finally {
