@@ -8,8 +8,8 @@ import { createServer, type Server } from 'node:net';
 import { type TestContext, test } from 'node:test';
 import { isBerthError } from '../common/index.js';
 import { createTempDir, waitFor } from '../testing/index.js';
-import { GrpcCallError, openSession, unaryCall } from './h2-client.js';
-import type { H2Connection } from './h2-connection.js';
+import { GrpcCallError, openSession, startSession, unaryCall } from './h2-client.js';
+import { connectH2Socket, type H2Connection } from './h2-connection.js';
 
 type Answer = (stream: ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => void;
 
@@ -318,4 +318,28 @@ test('a frame larger than the maximum frame size fails the connection instead of
   if (attempt.kind !== 'ready') return;
   t.after(() => attempt.session.destroy());
   await waitFor('the connection is failed', () => attempt.session.closed);
+});
+
+test('bytes read before a connection takes the socket over are kept for it (the shared read buffer)', async (t) => {
+  const path = await serveH2(t, ok(grpcReply(Buffer.from([0x0a, 0x01, 0x42]))));
+  const socket = connectH2Socket(path);
+  t.after(() => socket.destroy());
+  // The server's SETTINGS arrive, and other connections read into the same buffer meanwhile.
+  await waitFor('the server SETTINGS read', () => socket.bytesRead > 0);
+  const others = await Promise.all([call(t, path), call(t, path)]);
+  for (const reply of others) assert.deepEqual([...reply], [0x0a, 0x01, 0x42]);
+  const attempt = await startSession(socket, 5_000);
+  assert.equal(attempt.kind, 'ready', 'the early SETTINGS were delivered to the connection');
+  if (attempt.kind !== 'ready') return;
+  const reply = await unaryCall(
+    attempt.session,
+    '/pluginregistration.Registration/GetInfo',
+    new Uint8Array(),
+    {
+      timeoutMs: 5_000,
+      maxResponseBytes: 1024,
+      what: 'test call',
+    },
+  );
+  assert.deepEqual([...reply], [0x0a, 0x01, 0x42]);
 });

@@ -14,9 +14,9 @@
  * trailers-only response), HTTP status and RST_STREAM codes mapped as the
  * gRPC spec's http-grpc-status-mapping says, and a cap on the reply size.
  */
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { abortedError } from '../common/index.js';
-import { H2Connection, type HeaderMap, type StreamEnd } from './h2-connection.js';
+import { connectH2Socket, H2Connection, type HeaderMap, type StreamEnd } from './h2-connection.js';
 import { ErrorCode, requestHeaderBlock, unaryRequestFrames } from './h2-frames.js';
 
 /** gRPC status codes by number (grpc/doc/statuscodes.md). */
@@ -96,7 +96,7 @@ export function connectSocket(
   signal?: AbortSignal,
 ): Promise<ConnectAttempt> {
   return new Promise((resolve, reject) => {
-    const socket: Socket = connect({ path: socketPath });
+    const socket: Socket = connectH2Socket(socketPath);
     const done = (result: ConnectAttempt | Error) => {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);

@@ -36,6 +36,43 @@ import {
 
 export type HeaderMap = Record<string, string>;
 
+/**
+ * One buffer for every connection's reads (net's `onread`): libuv reads into
+ * it and the connection parses the bytes before the next read lands, so a
+ * read allocates nothing (a Socket's own reads allocate 64 KiB each) and no
+ * Readable stream runs. What outlives a read (a partial frame, a DATA
+ * payload, a split header block) is copied out.
+ */
+const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
+
+/** Where a socket opened by connectH2Socket delivers its reads: the connection, once one takes it over. */
+interface ReadRoute {
+  read: ((chunk: Buffer) => void) | undefined;
+  /** Bytes that arrived before a connection took the socket over (copied). */
+  early: Buffer[];
+}
+
+const routes = new WeakMap<Socket, ReadRoute>();
+
+/** connect() to a unix socket whose reads go straight to the H2Connection that takes it over. */
+export function connectH2Socket(path: string): Socket {
+  const route: ReadRoute = { read: undefined, early: [] };
+  const socket = connect({
+    path,
+    onread: {
+      buffer: READ_BUFFER,
+      callback: (bytes: number, buffer: Uint8Array) => {
+        const chunk = (buffer as Buffer).subarray(0, bytes);
+        if (route.read !== undefined) route.read(chunk);
+        else route.early.push(Buffer.from(chunk));
+        return true;
+      },
+    },
+  });
+  routes.set(socket, route);
+  return socket;
+}
+
 /** How one stream ended, for the unary call to judge. */
 export interface StreamEnd {
   headers: HeaderMap | undefined;
@@ -108,7 +145,17 @@ export class H2Connection {
     this.#socket = socket;
     this.#onSettings = onSettings;
     socket.setNoDelay?.(true);
-    socket.on('data', (chunk: Buffer) => this.#read(chunk));
+    const route = routes.get(socket);
+    if (route === undefined) socket.on('data', (chunk: Buffer) => this.#read(chunk));
+    else {
+      route.read = (chunk) => this.#read(chunk);
+      // Replayed once the constructor has returned: `onSettings` may need the object it built.
+      const early = route.early.splice(0);
+      if (early.length > 0)
+        queueMicrotask(() => {
+          for (const chunk of early) this.#read(chunk);
+        });
+    }
     socket.on('error', () => {}); // 'close' follows
     socket.on('close', () => this.#lost('the connection closed'));
     socket.write(CLIENT_HELLO);
@@ -116,7 +163,7 @@ export class H2Connection {
 
   /** Connects to `socketPath` and starts HTTP/2 without waiting for anything (liveness's own connections). */
   static connectIdle(socketPath: string): H2Connection {
-    const socket = connect({ path: socketPath });
+    const socket = connectH2Socket(socketPath);
     socket.unref();
     const connection = new H2Connection(socket);
     connection.#held = true;
@@ -356,8 +403,10 @@ export class H2Connection {
     const stream = this.#streams.get(streamId);
     if (stream === undefined) return;
     if (body.length > 0) {
-      stream.body.push(body);
-      stream.sink.data(body);
+      // Copied out of the shared read buffer (connectH2Socket): the stream keeps it.
+      const kept = Buffer.from(body);
+      stream.body.push(kept);
+      stream.sink.data(kept);
     }
     if (flags & Flag.END_STREAM) this.#endStream(streamId);
   }
