@@ -88,9 +88,21 @@ export function startIpcChild(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<IpcChild> {
-  // BENCH_CPU_PROF=<dir>: each child writes a V8 CPU profile there (node --cpu-prof).
+  // BENCH_CPU_PROF=<dir>: each child writes a V8 CPU profile there (node --cpu-prof);
+  // BENCH_CPU_PROF_INTERVAL=<µs> samples more often than the default 1 ms.
   const profileDir = process.env.BENCH_CPU_PROF;
-  const execArgv = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const interval = process.env.BENCH_CPU_PROF_INTERVAL;
+  // BENCH_RUNNER_FLAGS: more node/V8 flags for the child (e.g. --trace-gc), split on spaces.
+  const execArgv = [
+    ...(profileDir
+      ? [
+          '--cpu-prof',
+          `--cpu-prof-dir=${profileDir}`,
+          ...(interval ? [`--cpu-prof-interval=${interval}`] : []),
+        ]
+      : []),
+    ...(process.env.BENCH_RUNNER_FLAGS?.split(' ').filter(Boolean) ?? []),
+  ];
   const child = fork(modulePath, args, {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     execArgv,
