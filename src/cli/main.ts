@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=4
 import { existsSync } from 'node:fs';
 
 // The build bundles the CLI and daemon into dist/bundle/ (scripts/build.mjs):
