@@ -46,10 +46,13 @@ const NO_LEASE: SlotLease = { release() {}, overran: false };
  * Redials of refusing young sockets, all together, per millisecond: a crowd
  * of N waits N / this between its probes. A lone plugin in a bind -> listen
  * gap keeps its own schedule; a storm's hundred stale files (young too, for
- * a second) cost about 2,000 connects a second instead of 20,000 in their
- * first 50 ms, which held the event loop and starved the good plugins.
+ * a second) cost about 500 connects a second, each a socket, a refusal and
+ * an error object (about 5 per file over its young second, against 20 at 2
+ * a millisecond and 200 unspread): the stale storm's extra CPU was most of its
+ * +20-40% over the clean one (issue 20). A real plugin in such a crowd waits
+ * up to N / this ms for its next probe (200 ms among 100 refusing files).
  */
-const CROWD_PROBES_PER_MS = 2;
+const CROWD_PROBES_PER_MS = 0.5;
 
 export async function dialYoungSocket(
   deps: YoungDialDeps,
