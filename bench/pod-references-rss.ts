@@ -19,6 +19,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { NODE_FLAGS } from '../src/cli/node-options.js';
 
 const raised = process.argv.includes('--caps=raised');
 const MAIN = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
@@ -65,7 +66,7 @@ async function main(): Promise<void> {
   );
   const child = spawn(
     process.execPath,
-    [MAIN, 'run', '--data-dir', dir, '--config', config, '--log-level', 'error'],
+    [...NODE_FLAGS, MAIN, 'run', '--data-dir', dir, '--config', config, '--log-level', 'error'],
     {
       stdio: ['ignore', 'ignore', 'inherit'],
       env: { ...process.env, HOME: dir },
