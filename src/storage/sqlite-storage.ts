@@ -93,7 +93,10 @@ class SqliteStateStorage extends LifecycleComponent implements SqliteStorage {
     super();
     this.#options = options;
     this.path = options.path;
-    this.#writer = new SqliteWriter({ path: options.path, busyTimeoutMs: options.busyTimeoutMs });
+    this.#writer = new SqliteWriter(
+      { path: options.path, busyTimeoutMs: options.busyTimeoutMs },
+      options.writerIdleStopMs,
+    );
   }
 
   protected override async onStart(): Promise<void> {

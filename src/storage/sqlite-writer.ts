@@ -12,15 +12,29 @@ interface Pending {
  * The main-thread side of the writer thread: posts batches, matches replies,
  * and keeps the process alive only while a write is in flight. A writer
  * thread that dies fails what it had and is started again for the next batch.
+ *
+ * A thread with nothing to write for `idleStopMs` closes its connection and
+ * ends; the next batch starts another. Its isolate and SQLite were about 10
+ * of an idle daemon's 80 MiB (issue 20), and a node agent is idle most of
+ * its life; the first write after such a pause waits for the thread to start
+ * (tens of milliseconds).
  */
 export class SqliteWriter {
   readonly #init: WriterInit;
+  readonly #idleStopMs: number | false;
   readonly #pending = new Map<number, Pending>();
   #worker: Worker | undefined;
+  #idleTimer: NodeJS.Timeout | undefined;
   #nextId = 1;
 
-  constructor(init: WriterInit) {
+  constructor(init: WriterInit, idleStopMs: number | false = false) {
     this.#init = init;
+    this.#idleStopMs = idleStopMs;
+  }
+
+  /** A writer thread exists now (it is started by the first batch after an idle stop). */
+  get threadRunning(): boolean {
+    return this.#worker !== undefined;
   }
 
   /** Starts the thread and waits until it runs (so a broken install fails at start, not at the first write). */
@@ -35,6 +49,7 @@ export class SqliteWriter {
 
   /** Closes the connection; the thread ends. Waits for writes already posted. */
   async stop(): Promise<void> {
+    clearTimeout(this.#idleTimer);
     const worker = this.#worker;
     if (worker === undefined) return;
     await this.#request({ kind: 'close', id: 0 }).catch(() => undefined);
@@ -48,6 +63,7 @@ export class SqliteWriter {
   }
 
   #request(request: WriterRequest): Promise<number> {
+    clearTimeout(this.#idleTimer);
     const worker = this.#ensureWorker();
     const id = this.#nextId++;
     return new Promise<number>((resolve, reject) => {
@@ -76,7 +92,10 @@ export class SqliteWriter {
     const pending = this.#pending.get(reply.id);
     if (pending === undefined) return;
     this.#pending.delete(reply.id);
-    if (this.#pending.size === 0) this.#worker?.unref();
+    if (this.#pending.size === 0) {
+      this.#worker?.unref();
+      this.#armIdleStop();
+    }
     if (reply.ok) {
       pending.resolve(reply.rows);
       return;
@@ -94,6 +113,32 @@ export class SqliteWriter {
         { details: { path: this.#init.path, ...(code === undefined ? {} : { sqliteCode: code }) } },
       ),
     );
+  }
+
+  #armIdleStop(): void {
+    if (this.#idleStopMs === false || this.#worker === undefined) return;
+    clearTimeout(this.#idleTimer);
+    this.#idleTimer = setTimeout(() => void this.#retire(), this.#idleStopMs);
+    this.#idleTimer.unref();
+  }
+
+  /** Ends an idle thread: its connection closed first (as at stop), then the thread, unless a batch came meanwhile. */
+  async #retire(): Promise<void> {
+    const worker = this.#worker;
+    if (worker === undefined || this.#pending.size > 0) return;
+    try {
+      await this.#request({ kind: 'close', id: 0 });
+    } catch {
+      return; // the thread failed: #failAll has dealt with it
+    }
+    if (this.#worker !== worker || this.#pending.size > 0) return;
+    clearTimeout(this.#idleTimer);
+    this.#worker = undefined;
+    // Its exit is ours, not a failure to report to batches of a thread started after it.
+    worker.removeAllListeners('exit');
+    worker.removeAllListeners('error');
+    worker.on('error', () => {});
+    await worker.terminate();
   }
 
   #failAll(worker: Worker, message: string): void {

@@ -1,4 +1,4 @@
-import { type Clock, type Logger, silentLogger, systemClock } from '../common/index.js';
+import { BerthError, type Clock, type Logger, silentLogger, systemClock } from '../common/index.js';
 import type { StorageCorruptionReport } from './types.js';
 
 export interface SqliteStorageOptions {
@@ -20,6 +20,12 @@ export interface SqliteStorageOptions {
    * when it runs, and a caller with other start-up work awaits it last.
    */
   waitForWriter?: boolean;
+  /**
+   * How long the writer thread may have nothing to write before it ends (ms),
+   * or false to keep it. The next write starts it again (tens of ms, waited
+   * for by that write). Default 30000.
+   */
+  writerIdleStopMs?: number | false;
 }
 
 /** The defaults of the SQLite storage, in one place. */
@@ -27,6 +33,7 @@ export const SQLITE_STORAGE_DEFAULTS = {
   busyTimeoutMs: 5000,
   checkIntervalMs: 2000,
   waitForWriter: true,
+  writerIdleStopMs: 30_000,
 } as const;
 
 export interface ResolvedSqliteStorageOptions {
@@ -37,9 +44,17 @@ export interface ResolvedSqliteStorageOptions {
   busyTimeoutMs: number;
   checkIntervalMs: number | false;
   waitForWriter: boolean;
+  writerIdleStopMs: number | false;
 }
 
 export function resolveSqliteStorageOptions(options: SqliteStorageOptions): ResolvedSqliteStorageOptions {
+  const idle = options.writerIdleStopMs;
+  if (idle !== undefined && idle !== false && !(Number.isFinite(idle) && idle > 0)) {
+    throw new BerthError(
+      'BERTH_INVALID_ARGUMENT',
+      `sqlite storage: writerIdleStopMs must be a positive number of milliseconds or false, got ${String(idle)}`,
+    );
+  }
   return {
     path: options.path,
     logger: options.logger ?? silentLogger,
@@ -48,5 +63,6 @@ export function resolveSqliteStorageOptions(options: SqliteStorageOptions): Reso
     busyTimeoutMs: options.busyTimeoutMs ?? SQLITE_STORAGE_DEFAULTS.busyTimeoutMs,
     checkIntervalMs: options.checkIntervalMs ?? SQLITE_STORAGE_DEFAULTS.checkIntervalMs,
     waitForWriter: options.waitForWriter ?? SQLITE_STORAGE_DEFAULTS.waitForWriter,
+    writerIdleStopMs: options.writerIdleStopMs ?? SQLITE_STORAGE_DEFAULTS.writerIdleStopMs,
   };
 }

@@ -1,0 +1,85 @@
+/**
+ * The writer thread ends after a pause with nothing to write, and the next
+ * batch starts another one on the same file: nothing is lost either way.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import type { PluginInstanceInfo } from '../common/index.js';
+import { createTempDir, waitFor } from '../testing/index.js';
+import { createSqliteStorage } from './index.js';
+import { SqliteWriter } from './sqlite-writer.js';
+
+function instance(n: number): PluginInstanceInfo {
+  return {
+    type: 'csi-node',
+    name: 'idle-plugin',
+    version: `v${n}`,
+    connectionInfo: { socketPath: `/var/data/alloc/alloc-${n}/csi.sock` },
+    allocId: `alloc-${n}`,
+    options: {},
+    registeredAt: 1000 + n,
+  };
+}
+
+describe('SQLite writer thread, idle', () => {
+  it('ends after writerIdleStopMs with nothing to write, and the next batch starts another', async (t) => {
+    const dir = createTempDir();
+    t.after(() => dir.remove());
+    const path = dir.join('state.db');
+    // The storage creates the file and its schema; the writer under test then writes to it.
+    const storage = createSqliteStorage({ path, writerIdleStopMs: false });
+    await storage.start();
+    await storage.stop();
+
+    const writer = new SqliteWriter({ path, busyTimeoutMs: 5000 }, 100);
+    t.after(() => writer.stop());
+    await writer.start();
+    assert.ok((await writer.apply([{ op: 'put', info: instance(1), front: true }])) > 0);
+    assert.equal(writer.threadRunning, true);
+    await waitFor('the idle thread ends', () => !writer.threadRunning);
+
+    assert.ok((await writer.apply([{ op: 'put', info: instance(2), front: true }])) > 0);
+    assert.equal(writer.threadRunning, true, 'a batch after the pause started a thread');
+    await waitFor('the second thread ends too', () => !writer.threadRunning);
+
+    const db = new Database(path, { readonly: true });
+    try {
+      const rows = db.prepare('SELECT alloc_id FROM plugin_instances ORDER BY seq').pluck().all();
+      assert.deepEqual(rows, ['alloc-1', 'alloc-2']);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('keeps a thread that is never idle that long', async (t) => {
+    const dir = createTempDir();
+    t.after(() => dir.remove());
+    const path = dir.join('state.db');
+    const storage = createSqliteStorage({ path, writerIdleStopMs: false });
+    await storage.start();
+    await storage.stop();
+    const writer = new SqliteWriter({ path, busyTimeoutMs: 5000 }, 60_000);
+    t.after(() => writer.stop());
+    await writer.start();
+    for (let n = 1; n <= 5; n++) await writer.apply([{ op: 'put', info: instance(n), front: true }]);
+    assert.equal(writer.threadRunning, true);
+  });
+
+  it('refuses a writerIdleStopMs that is not a positive number or false', () => {
+    const dir = createTempDir();
+    try {
+      for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
+        assert.throws(
+          () => createSqliteStorage({ path: dir.join('state.db'), writerIdleStopMs: bad }),
+          (err: unknown) =>
+            (err as { code?: string }).code === 'BERTH_INVALID_ARGUMENT' &&
+            /writerIdleStopMs must be a positive number of milliseconds or false/.test(String(err)),
+          String(bad),
+        );
+      }
+    } finally {
+      dir.remove();
+    }
+  });
+});
