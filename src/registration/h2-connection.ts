@@ -16,7 +16,7 @@
  * server's initial window.
  */
 import { connect, type Socket } from 'node:net';
-import { DynamicTable, decodeBlock, HpackError } from '../unix-grpc/index.js';
+import { DynamicTable, decodeBlock, HpackError } from '../hpack/index.js';
 import {
   CLIENT_HELLO,
   connectionWindowUpdate,

@@ -5,7 +5,7 @@
  * literals without indexing (RFC 7541 §6.2.2), so the client keeps no encoder
  * table and every request is built from bytes computed once per method.
  */
-import { encodeInteger, encodeLiteral } from '../unix-grpc/index.js';
+import { encodeInteger, encodeLiteral } from '../hpack/index.js';
 
 export const FrameType = {
   DATA: 0x0,

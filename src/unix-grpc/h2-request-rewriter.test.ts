@@ -11,11 +11,10 @@ import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import { connect, createServer, type Server as NetServer, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { encodeInteger, encodeLiteral, huffmanEncode } from '../hpack/index.js';
 import { createTempDir, type TempDir } from '../testing/index.js';
 import { authorityFixingConnection } from './authority-fixing-connection.js';
 import { H2RequestRewriter, H2RewriteError, sameLengthAuthority } from './h2-request-rewriter.js';
-import { encodeInteger, encodeLiteral } from './hpack.js';
-import { huffmanEncode } from './huffman.js';
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 const KUBELET_SOCK = '/var/lib/kubelet/device-plugins/kubelet.sock';

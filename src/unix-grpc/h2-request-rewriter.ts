@@ -33,7 +33,7 @@ import {
   decodeBlock,
   encodeLiteral,
   HpackError,
-} from './hpack.js';
+} from '../hpack/index.js';
 import { DEFAULT_AUTHORITY, MAX_DYNAMIC_TABLE_BYTES, MAX_HEADER_BLOCK_BYTES } from './unix-grpc-options.js';
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');

@@ -4,11 +4,4 @@
  * values real clients send (see h2-request-rewriter.ts).
  */
 
-export {
-  DynamicTable,
-  decodeBlock,
-  encodeInteger,
-  encodeLiteral,
-  HpackError,
-} from './hpack.js';
 export { listenUnixGrpc, type UnixGrpcListener } from './unix-grpc-server.js';
