@@ -1,7 +1,7 @@
 import { lstatSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { abortedError, type TurnBudget } from '../common/index.js';
-import { probeConnect } from '../registration/index.js';
+import { probeConnect } from '../registration/registrar.js';
 import type { DialRegistration, RegistrationConnection } from '../registration/types.js';
 import type { ExecutorTimeouts, YoungSocketRetry } from './executor-options.js';
 import type { HoldBudget, SlotLease, Slots } from './slots.js';

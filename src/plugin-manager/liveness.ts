@@ -10,8 +10,8 @@ import {
   type Logger,
   nextBackoffMs,
 } from '../common/index.js';
-import { type HeldConnection, openHeldConnection, probeConnect } from '../registration/index.js';
-import type { DialRegistration } from '../registration/types.js';
+import { openHeldConnection, probeConnect } from '../registration/registrar.js';
+import type { DialRegistration, HeldConnection } from '../registration/types.js';
 import { DEFAULT_LIVENESS, RECOVERY_MAX_PERIODS, recoveryBackoff } from './liveness-options.js';
 import type { LivenessOptions } from './types.js';
 

@@ -10,7 +10,7 @@ import {
 } from '../common/index.js';
 import type { OperationEvent } from '../executor/index.js';
 import type { PluginHandler } from '../handlers/index.js';
-import { dialRegistration } from '../registration/index.js';
+import { dialRegistration } from '../registration/registrar.js';
 import { EventChannel } from './event-channel.js';
 import { createPluginManagerMetrics, type PluginManagerMetrics } from './metrics.js';
 import { causedBy, failedEvent, registeredPlugin } from './operation-events.js';

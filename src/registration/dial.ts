@@ -14,14 +14,20 @@
  */
 
 import { resolve as resolvePath } from 'node:path';
-import { create, toBinary } from '@bufbuild/protobuf';
 import { abortedError, BerthError, nextBackoffMs } from '../common/index.js';
 import { UNIX_SOCKET_PATH_MAX_BYTES } from '../unix-grpc/unix-grpc-options.js';
-import { InfoRequestSchema, RegistrationStatusSchema } from './gen/pluginregistration/api_pb.js';
+import { assertTimeout } from './call-deadline.js';
 import { connectSocket, GrpcCallError, type SessionAttempt, startSession, unaryCall } from './h2-client.js';
 import { H2Connection } from './h2-connection.js';
 import { PLUGIN_INFO_LIMITS } from './plugin-info-bounds.js';
 import { decodePluginInfo } from './plugin-info-decode.js';
+import {
+  checkStatusResponse,
+  EMPTY_INFO_REQUEST,
+  encodeRegistrationStatus,
+  GET_INFO_PATH,
+  NOTIFY_PATH,
+} from './registrar-wire.js';
 import { DIAL_RETRY_BACKOFF } from './registration-options.js';
 import type {
   CallOptions,
@@ -32,8 +38,6 @@ import type {
   RegistrationInfo,
   RegistrationStatus,
 } from './types.js';
-import { assertTimeout } from './unary-call.js';
-import { registrationMethods } from './wire.js';
 
 /**
  * grpc-js channel options for berth's other one-shot clients (the example
@@ -46,10 +50,6 @@ export const freshChannelOptions = {
   'grpc.max_reconnect_backoff_ms': 100,
   'grpc.max_receive_message_length': PLUGIN_INFO_LIMITS.messageBytes,
 } as const;
-
-const GET_INFO_PATH = registrationMethods.getInfo.path;
-const NOTIFY_PATH = registrationMethods.notifyRegistrationStatus.path;
-const EMPTY_INFO_REQUEST = toBinary(InfoRequestSchema, create(InfoRequestSchema));
 
 export const dialRegistration: DialRegistration = async (socketPath, options) => {
   if (typeof socketPath !== 'string' || socketPath === '') {
@@ -106,12 +106,12 @@ class H2RegistrationConnection implements RegistrationConnection {
     const what = `NotifyRegistrationStatus at socket ${this.socketPath}`;
     assertTimeout(options.timeoutMs, what);
     try {
-      const bytes = await unaryCall(this.session, NOTIFY_PATH, encodeStatus(status), {
+      const bytes = await unaryCall(this.session, NOTIFY_PATH, encodeRegistrationStatus(status), {
         ...options,
         maxResponseBytes: PLUGIN_INFO_LIMITS.messageBytes,
         what,
       });
-      registrationMethods.notifyRegistrationStatus.responseDeserialize(bytes);
+      checkStatusResponse(bytes);
     } catch (err) {
       throw wrapCallError('BERTH_NOTIFY_FAILED', what, err);
     }
@@ -128,20 +128,6 @@ class H2RegistrationConnection implements RegistrationConnection {
   close(): void {
     if (!this.#held) this.session.close();
   }
-}
-
-/** NotifyRegistrationStatus's request; a success (the common case) is the same two bytes every time. */
-const REGISTERED = toBinary(
-  RegistrationStatusSchema,
-  create(RegistrationStatusSchema, { pluginRegistered: true }),
-);
-
-function encodeStatus(status: RegistrationStatus): Uint8Array {
-  if (status.pluginRegistered && status.error === '') return REGISTERED;
-  return toBinary(
-    RegistrationStatusSchema,
-    create(RegistrationStatusSchema, { pluginRegistered: status.pluginRegistered, error: status.error }),
-  );
 }
 
 /**

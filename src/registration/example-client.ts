@@ -5,10 +5,11 @@
 import { create } from '@bufbuild/protobuf';
 import { Client, credentials } from '@grpc/grpc-js';
 import { BerthError } from '../common/index.js';
+import { assertTimeout } from './call-deadline.js';
 import { freshChannelOptions } from './dial.js';
 import { ExampleRequestSchema as ExampleRequestV1beta1Schema } from './gen/example/v1beta1/example_pb.js';
 import { ExampleRequestSchema as ExampleRequestV1beta2Schema } from './gen/example/v1beta2/example_pb.js';
-import { assertTimeout, callUnary } from './unary-call.js';
+import { callUnary } from './unary-call.js';
 import { type ExampleVersion, exampleV1beta1Methods, exampleV1beta2Methods, unixTarget } from './wire.js';
 
 export async function callExampleInfo(

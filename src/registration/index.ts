@@ -1,4 +1,3 @@
-export { dialRegistration, openHeldConnection } from './dial.js';
 export { callExampleInfo } from './example-client.js';
 export { createExamplePlugin, ExamplePlugin, type ExamplePluginOptions } from './example-plugin.js';
 /** The pluginregistration wire messages, for plugins and tests that speak the protocol by hand. */
@@ -7,15 +6,18 @@ export {
   RegistrationStatusResponseSchema,
   RegistrationStatusSchema,
 } from './gen/pluginregistration/api_pb.js';
+/** The registrar side alone (no grpc-js, no protobuf-es) is ./registrar.ts. */
 export {
   clip,
+  dialRegistration,
   enforcePluginInfoBounds,
   enforceRecordBudget,
+  openHeldConnection,
   PLUGIN_INFO_LIMITS,
+  probeConnect,
   recordedBytes,
   refuseUndecodableInfo,
-} from './plugin-info-bounds.js';
-export { probeConnect } from './probe-connect.js';
+} from './registrar.js';
 export {
   createRegistrationServer,
   RegistrationServer,

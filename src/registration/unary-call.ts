@@ -4,16 +4,7 @@
  * ServiceError (callers wrap it in a BerthError with their own code).
  */
 import { type Client, Metadata, type MethodDefinition, type ServiceError } from '@grpc/grpc-js';
-import { abortedError, BerthError } from '../common/index.js';
-
-export function assertTimeout(timeoutMs: number, what: string): void {
-  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
-    throw new BerthError(
-      'BERTH_INVALID_ARGUMENT',
-      `${what}: timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`,
-    );
-  }
-}
+import { abortedError } from '../common/index.js';
 
 export function callUnary<Req, Res>(
   client: Client,

@@ -7,7 +7,7 @@ import {
   silentLogger,
 } from '../common/index.js';
 import type { InstanceRef, PluginHandler } from '../handlers/types.js';
-import { enforceRecordBudget } from '../registration/index.js';
+import { enforceRecordBudget } from '../registration/registrar.js';
 import type { Registry } from './types.js';
 
 export interface RegistryBridgeOptions {

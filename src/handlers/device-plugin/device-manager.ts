@@ -18,7 +18,7 @@ import {
   LifecycleComponent,
   type Logger,
 } from '../../common/index.js';
-import { probeConnect } from '../../registration/index.js';
+import { probeConnect } from '../../registration/registrar.js';
 import { SerialQueues } from '../serial-queues.js';
 import { checkAllocationRequest, pickPreferred } from './allocation-request.js';
 import type { StoredAllocation } from './allocation-store.js';
