@@ -2,7 +2,9 @@
 // bundles at all):
 //
 // - program.js (ESM, with its lazily loaded parts as chunks beside it) is the
-//   CLI, and sqlite-writer-worker.js the SQLite writer thread's entry.
+//   CLI; run-entry.js the part of it a plain `berth run` needs (no
+//   commander, no other command: cli/run-args.ts), and
+//   sqlite-writer-worker.js the SQLite writer thread's entry.
 // - daemon-<hash>.cjs (CommonJS, one file) is the daemon, which `berth run`
 //   loads through src/cli/daemon-module.ts with a V8 code cache: node 20 can
 //   cache compiled code only for a vm.Script, and a vm.Script holds CommonJS,
@@ -26,7 +28,11 @@ export async function buildBundles(dist, bundle) {
   const esbuild = await import('esbuild');
   const cli = await esbuild.build({
     metafile: true,
-    entryPoints: [join(dist, 'src/cli/program.js'), join(dist, 'src/storage/sqlite-writer-worker.js')],
+    entryPoints: [
+      join(dist, 'src/cli/program.js'),
+      join(dist, 'src/cli/run-entry.js'),
+      join(dist, 'src/storage/sqlite-writer-worker.js'),
+    ],
     outdir: bundle,
     entryNames: '[name]',
     chunkNames: '[name]-[hash]',
