@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { parseRunArgs } from './run-args.js';
 
 // The build bundles the CLI and daemon into dist/bundle/ (scripts/build.mjs):
@@ -13,8 +15,9 @@ const args = process.argv.slice(2);
 const runFlags = parseRunArgs(args);
 let code: number;
 if (runFlags !== undefined) {
+  // The bundle's run entry is CommonJS (scripts/bundle.mjs says why): require()d.
   const { runDaemonCli }: typeof import('./run-entry.js') = fromBundle
-    ? await import(new URL('../../bundle/run-entry.js', import.meta.url).href)
+    ? createRequire(import.meta.url)(fileURLToPath(new URL('../../bundle/run-entry.cjs', import.meta.url)))
     : await import('./run-entry.js');
   code = await runDaemonCli(runFlags);
 } else {
