@@ -3,6 +3,11 @@
 //
 // - program.js (ESM, with its lazily loaded parts as chunks beside it) is the
 //   CLI, and sqlite-writer-worker.js the SQLite writer thread's entry.
+// - run-entry.cjs (CommonJS, one file) is the part of the CLI a plain `berth
+//   run` needs (no commander, no other command: cli/run-args.ts) with the
+//   code-cache loader, which main.js require()s: loading it and the loader
+//   as ES modules (seven chunks, then the loader's own import()) took about
+//   12 ms, most of it the ES module loader's own steps.
 // - daemon-<hash>.cjs (CommonJS, one file) is the daemon, which `berth run`
 //   loads through src/cli/daemon-module.ts with a V8 code cache: node 20 can
 //   cache compiled code only for a vm.Script, and a vm.Script holds CommonJS,
@@ -48,6 +53,32 @@ export async function buildBundles(dist, bundle) {
     throw new Error('the CLI bundle contains the daemon; it must reach it only through cli/daemon-module.ts');
   }
 
+  const runEntry = await esbuild.build({
+    metafile: true,
+    entryPoints: [join(dist, 'src/cli/run-entry.js')],
+    outdir: bundle,
+    entryNames: '[name]',
+    outExtension: { '.js': '.cjs' },
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    external: EXTERNAL_PACKAGES,
+    plugins: [leaveDaemonOut(dist, bundle)],
+    // A CommonJS file has no import.meta: its own URL, as the ES module's would be (after
+    // "use strict", which only counts as the file's first statement).
+    define: { 'import.meta.url': '__berthRunEntryUrl' },
+    banner: {
+      js: `"use strict";\nconst __berthRunEntryUrl = require('node:url').pathToFileURL(__filename).href;`,
+    },
+    logLevel: 'warning',
+  });
+  if (Object.values(runEntry.metafile.outputs).some((out) => daemonSource in out.inputs)) {
+    throw new Error(
+      'the run-entry bundle contains the daemon; it must reach it only through cli/daemon-module.ts',
+    );
+  }
+
   const dynamicImports = new Set();
   const daemon = await esbuild.build({
     metafile: true,
@@ -72,6 +103,7 @@ export async function buildBundles(dist, bundle) {
   writeFileSync(join(bundle, DAEMON_MANIFEST), `${JSON.stringify({ file: relative(bundle, daemonFile) })}\n`);
   return [
     ...Object.keys(cli.metafile.outputs).map((out) => resolve(out)),
+    ...Object.keys(runEntry.metafile.outputs).map((out) => resolve(out)),
     ...outputs,
     resolve(join(bundle, DAEMON_MANIFEST)),
   ];

@@ -6,7 +6,7 @@
  * time, so berth refuses to register unless forced and suggests --observe.
  * A left-over kubelet.sock with no listener (a stopped kubelet) does not count.
  */
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { BerthError } from '../common/index.js';
@@ -43,7 +43,8 @@ export function socketAnswers(socketPath: string): Promise<boolean> {
 /** Throws BERTH_KUBELET_OWNS_DIR when a kubelet answers beside `pluginsDir`. */
 export async function refuseKubeletDirectory(pluginsDir: string): Promise<void> {
   const kubeletSocket = kubeletSocketBeside(pluginsDir);
-  if (!(await socketAnswers(kubeletSocket))) return;
+  // No file, nothing to ask (the usual case: no kubelet on this node); a probe would only fail later.
+  if (!existsSync(kubeletSocket) || !(await socketAnswers(kubeletSocket))) return;
   throw new BerthError(
     'BERTH_KUBELET_OWNS_DIR',
     `plugins directory ${pluginsDir} looks owned by a running kubelet (${kubeletSocket} answers); a second registrar would notify every plugin twice. Start berth with --observe to watch it, or --force to register anyway`,

@@ -53,90 +53,102 @@ export function withDaemonConfigOptions(command: Command): Command {
     );
 }
 
-export function runCommand(program: Command): void {
+/**
+ * `berth run`'s command. `action` is what it calls with the parsed flags
+ * (runDaemon; a test passes its own to compare commander's flags with the
+ * fast path's, run-args.ts).
+ */
+export function runCommand(program: Command, action: (flags: RunFlags) => Promise<void> = runDaemon): void {
   withDaemonConfigOptions(
     program
       .command('run')
       .description('start the daemon: watch the plugins directory, keep the registry, serve the API'),
-  ).action(async (flags: RunFlags) => {
-    // The daemon (gRPC, fastify, SQLite) is loaded only by the command that runs it.
-    const loaded = await loadDaemonModule();
-    const daemonModule = loaded.module;
-    const { createDaemon, createDaemonLogger, handleShutdownSignals, loadDaemonConfig } = daemonModule;
-    let config = loadDaemonConfig(flags);
-    // stdout and stderr may be a full disk or a closed pipe: lines are dropped and
-    // counted there, never allowed to take the daemon down (log-sink.ts).
-    const stdout = new daemonModule.LogSink(1);
-    const stderr = new daemonModule.LogSink(2);
-    const ignoreStreamError = () => {};
-    process.stdout.on('error', ignoreStreamError);
-    process.stderr.on('error', ignoreStreamError);
-    const logger = createDaemonLogger({
-      level: config.logLevel,
-      format: config.logFormat,
-      destination: stderr,
-    });
-    logger.debug(loaded.describe(), 'daemon module loaded');
-    const daemon = createDaemon(config, {
-      logger,
-      clock: systemClock,
-      logLinesDropped: () => ({ stdout: stdout.dropped, stderr: stderr.dropped }),
-    });
-    const notifier = await daemonModule.createSystemdNotifier({ logger });
-    const service = daemonModule.startServiceStatus({
-      notifier,
-      clock: systemClock,
-      state: () => daemon.serviceState(),
-    });
-    let signalled = false;
-    handleShutdownSignals({
-      stop: () => {
-        signalled = true;
-        service.stopping();
-        return daemon.stop();
-      },
-      timeoutMs: config.shutdownTimeoutMs,
-      exit: (code) => {
-        service.close();
-        process.exit(code);
-      },
-      clock: systemClock,
-      logger,
-    });
-    daemonModule.handleReloadSignal({
-      reload: () => {
-        config = daemonModule.reloadConfig({
-          load: () => loadDaemonConfig(flags),
-          running: config,
-          target: {
-            setLogLevel: (level) => logger.setLevel(level),
-            setHandlerVersions: (type, versions) => daemon.setHandlerVersions(type, versions),
-            setObjectLimits: (limits) => daemon.setObjectLimits(limits),
-          },
-          logger,
-        });
-      },
-    });
-    try {
-      await daemon.start();
-    } catch (err) {
+  ).action((flags: RunFlags) => action(flags));
+}
+
+/**
+ * Starts the daemon and resolves once it serves; it keeps running until a
+ * signal stops it. Reached through commander (runCommand) or, when the
+ * arguments need no parser, straight from main.ts (run-entry.ts).
+ */
+export async function runDaemon(flags: RunFlags): Promise<void> {
+  // The daemon (gRPC, fastify, SQLite) is loaded only by the command that runs it.
+  const loaded = await loadDaemonModule();
+  const daemonModule = loaded.module;
+  const { createDaemon, createDaemonLogger, handleShutdownSignals, loadDaemonConfig } = daemonModule;
+  let config = loadDaemonConfig(flags);
+  // stdout and stderr may be a full disk or a closed pipe: lines are dropped and
+  // counted there, never allowed to take the daemon down (log-sink.ts).
+  const stdout = new daemonModule.LogSink(1);
+  const stderr = new daemonModule.LogSink(2);
+  const ignoreStreamError = () => {};
+  process.stdout.on('error', ignoreStreamError);
+  process.stderr.on('error', ignoreStreamError);
+  const logger = createDaemonLogger({
+    level: config.logLevel,
+    format: config.logFormat,
+    destination: stderr,
+  });
+  logger.debug(loaded.describe(), 'daemon module loaded');
+  const daemon = createDaemon(config, {
+    logger,
+    clock: systemClock,
+    logLinesDropped: () => ({ stdout: stdout.dropped, stderr: stderr.dropped }),
+  });
+  const notifier = await daemonModule.createSystemdNotifier({ logger });
+  const service = daemonModule.startServiceStatus({
+    notifier,
+    clock: systemClock,
+    state: () => daemon.serviceState(),
+  });
+  let signalled = false;
+  handleShutdownSignals({
+    stop: () => {
+      signalled = true;
+      service.stopping();
+      return daemon.stop();
+    },
+    timeoutMs: config.shutdownTimeoutMs,
+    exit: (code) => {
       service.close();
-      // A signal during start-up: the signal handler finishes the stop and exits.
-      if (signalled) return;
-      throw err;
-    }
-    service.update();
-    const { socketPath, tcp } = daemon.apiAddress;
-    const scheme = config.tls ? 'https' : 'http';
-    const api = tcp
-      ? `${socketPath} and ${scheme}://${formatHostPort(tcp)} (token in ${config.api.tokenFile})`
-      : socketPath;
-    const role = config.mode === 'observe' ? 'observing (read-only)' : 'watching';
-    stdout.write(`berth: ${role} ${config.pluginsDir} for plugins; API on ${api}\n`);
-    // Once ready, so the cache holds what this start compiled; later, so the first requests go first.
-    setImmediate(() => {
-      const saved = loaded.saveCodeCache();
-      if (saved !== undefined) logger.debug(saved, 'daemon code cache');
-    });
+      process.exit(code);
+    },
+    clock: systemClock,
+    logger,
+  });
+  daemonModule.handleReloadSignal({
+    reload: () => {
+      config = daemonModule.reloadConfig({
+        load: () => loadDaemonConfig(flags),
+        running: config,
+        target: {
+          setLogLevel: (level) => logger.setLevel(level),
+          setHandlerVersions: (type, versions) => daemon.setHandlerVersions(type, versions),
+          setObjectLimits: (limits) => daemon.setObjectLimits(limits),
+        },
+        logger,
+      });
+    },
+  });
+  try {
+    await daemon.start();
+  } catch (err) {
+    service.close();
+    // A signal during start-up: the signal handler finishes the stop and exits.
+    if (signalled) return;
+    throw err;
+  }
+  service.update();
+  const { socketPath, tcp } = daemon.apiAddress;
+  const scheme = config.tls ? 'https' : 'http';
+  const api = tcp
+    ? `${socketPath} and ${scheme}://${formatHostPort(tcp)} (token in ${config.api.tokenFile})`
+    : socketPath;
+  const role = config.mode === 'observe' ? 'observing (read-only)' : 'watching';
+  stdout.write(`berth: ${role} ${config.pluginsDir} for plugins; API on ${api}\n`);
+  // Once ready, so the cache holds what this start compiled; later, so the first requests go first.
+  setImmediate(() => {
+    const saved = loaded.saveCodeCache();
+    if (saved !== undefined) logger.debug(saved, 'daemon code cache');
   });
 }

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
+import { createRequire } from 'node:module';
+import { sep } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Registry } from 'prom-client';
 import { BerthError, type PluginInstanceInfo, silentLogger, systemClock } from '../../common/index.js';
@@ -126,6 +128,22 @@ describe('HTTP API routes', () => {
     });
   });
   after(() => api.app.close());
+
+  it("builds without fastify's JSON-schema compilers (no route declares a schema)", () => {
+    // fastify requires them when the app is made unless it is given its own (api-server.ts).
+    const loaded = Object.keys(createRequire(import.meta.url).cache);
+    assert.ok(
+      loaded.some((file) => file.includes(`${sep}fastify${sep}`)),
+      'fastify itself is loaded',
+    );
+    for (const compiler of ['ajv-compiler', 'fast-json-stringify-compiler']) {
+      assert.deepEqual(
+        loaded.filter((file) => file.includes(`${sep}@fastify${sep}${compiler}${sep}`)),
+        [],
+        `@fastify/${compiler} loaded`,
+      );
+    }
+  });
 
   it('lists one entry per current plugin with its instance count', async () => {
     const res = await api.app.inject({ method: 'GET', url: '/v1/plugins' });

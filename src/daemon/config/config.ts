@@ -15,7 +15,7 @@ import { BUILTIN_HANDLER_TYPES, builtinHandlers } from '../../handlers/builtin-h
 import { type ClusterConfig, resolveClusterConfig } from './cluster-config.js';
 import {
   type ConfigFile,
-  configFileSchemaChecked,
+  configFileSchema,
   type LogFormat,
   type LogLevel,
   type ObjectStrategy,
@@ -182,7 +182,7 @@ export function parseConfigDocument(document: unknown, source: string): ConfigFi
   if (typeof document !== 'object' || Array.isArray(document)) {
     throw configError(source, 'expected a mapping of keys at the top level');
   }
-  const result = configFileSchemaChecked.safeParse(document);
+  const result = configFileSchema().safeParse(document);
   if (!result.success) throw configError(source, formatConfigIssues(result.error.issues).join('; '));
   return result.data;
 }
