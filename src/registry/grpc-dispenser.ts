@@ -1,4 +1,4 @@
-import * as grpc from '@grpc/grpc-js';
+import type * as grpc from '@grpc/grpc-js';
 import {
   BerthError,
   errorMessage,
@@ -43,9 +43,20 @@ export interface GrpcDispenser extends Lifecycle {
 interface CachedClient {
   /** The definition the client was made for. */
   info: PluginInstanceInfo;
-  client: grpc.Client;
+  /** Made once grpc-js is loaded (the first dispense loads it). */
+  client: grpc.Client | undefined;
   ready: Promise<grpc.Client>;
 }
+
+/**
+ * grpc-js, loaded by the first dispense: a node whose handlers never ask for
+ * a client (most plugin types) does not load it (issue 20: an idle node's heap).
+ */
+let grpcModule: Promise<typeof grpc> | undefined;
+const loadGrpc = () => {
+  grpcModule ??= import('@grpc/grpc-js');
+  return grpcModule;
+};
 
 /**
  * A dispenser of generic gRPC clients, one per instance (type, name, allocId),
@@ -71,7 +82,7 @@ export function createGrpcDispenser(options: GrpcDispenserOptions = {}): GrpcDis
     const entry = clients.get(key);
     if (entry === undefined) return;
     clients.delete(key);
-    entry.client.close();
+    entry.client?.close();
     logger.debug(
       { type: entry.info.type, name: entry.info.name, allocId: entry.info.allocId, reason },
       'closed plugin client',
@@ -123,8 +134,30 @@ export function createGrpcDispenser(options: GrpcDispenserOptions = {}): GrpcDis
     const cached = clients.get(key);
     if (cached !== undefined && sameDefinition(cached.info, info)) return cached.ready;
     drop(key, 'definition changed');
-    const client = new grpc.Client(`unix:${socketPath}`, grpc.credentials.createInsecure());
-    const ready = new Promise<grpc.Client>((resolve, reject) => {
+    // Cached at once, so a second dispense while grpc-js loads shares this one.
+    const ready = loadGrpc().then((loaded) => connect(loaded, entry, key, socketPath, info));
+    const entry: CachedClient = { info: copyInfo(info), client: undefined, ready };
+    clients.set(key, entry);
+    return ready;
+  };
+
+  const connect = (
+    loaded: typeof grpc,
+    entry: CachedClient,
+    key: string,
+    socketPath: string,
+    info: PluginInstanceInfo,
+  ): Promise<grpc.Client> => {
+    if (clients.get(key) !== entry) {
+      // Dropped (stopped, deregistered, redefined) while grpc-js loaded.
+      throw new BerthError(
+        closed ? 'BERTH_SHUT_DOWN' : 'BERTH_DIAL_FAILED',
+        `plugin ${info.name} (type ${info.type}) at ${socketPath}: the client was dropped before it connected`,
+      );
+    }
+    const client = new loaded.Client(`unix:${socketPath}`, loaded.credentials.createInsecure());
+    entry.client = client;
+    return new Promise<grpc.Client>((resolve, reject) => {
       client.waitForReady(Date.now() + readyTimeoutMs, (err) => {
         if (err === undefined || err === null) {
           resolve(client);
@@ -142,8 +175,6 @@ export function createGrpcDispenser(options: GrpcDispenserOptions = {}): GrpcDis
         );
       });
     });
-    clients.set(key, { info: copyInfo(info), client, ready });
-    return ready;
   };
 
   return {

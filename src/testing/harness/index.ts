@@ -48,6 +48,7 @@ export { mkfifo, type ServedSocket, SocketPool, serveSocket } from './served-soc
 export {
   type ModuleRun,
   runModule,
+  shebangNodeFlags,
   siblingModule,
   spawnModule,
   stopChild,
