@@ -53,17 +53,22 @@ export async function buildBundles(dist, bundle) {
     throw new Error('the CLI bundle contains the daemon; it must reach it only through cli/daemon-module.ts');
   }
 
-  const runEntry = await esbuild.build({
+  // What the two CommonJS bundles (the run entry and the daemon) share.
+  const commonJs = {
     metafile: true,
-    entryPoints: [join(dist, 'src/cli/run-entry.js')],
     outdir: bundle,
-    entryNames: '[name]',
     outExtension: { '.js': '.cjs' },
     bundle: true,
     format: 'cjs',
     platform: 'node',
     target: 'node20',
     external: EXTERNAL_PACKAGES,
+    logLevel: 'warning',
+  };
+  const runEntry = await esbuild.build({
+    ...commonJs,
+    entryPoints: [join(dist, 'src/cli/run-entry.js')],
+    entryNames: '[name]',
     plugins: [leaveDaemonOut(dist, bundle)],
     // A CommonJS file has no import.meta: its own URL, as the ES module's would be (after
     // "use strict", which only counts as the file's first statement).
@@ -71,7 +76,6 @@ export async function buildBundles(dist, bundle) {
     banner: {
       js: `"use strict";\nconst __berthRunEntryUrl = require('node:url').pathToFileURL(__filename).href;`,
     },
-    logLevel: 'warning',
   });
   if (Object.values(runEntry.metafile.outputs).some((out) => daemonSource in out.inputs)) {
     throw new Error(
@@ -81,20 +85,12 @@ export async function buildBundles(dist, bundle) {
 
   const dynamicImports = new Set();
   const daemon = await esbuild.build({
-    metafile: true,
+    ...commonJs,
     entryPoints: [join(dist, 'src/daemon/index.js')],
-    outdir: bundle,
     entryNames: 'daemon-[hash]',
-    outExtension: { '.js': '.cjs' },
-    bundle: true,
-    format: 'cjs',
-    platform: 'node',
-    target: 'node20',
-    external: EXTERNAL_PACKAGES,
     // The loader passes the bundle's own URL under this name (a CommonJS file has no import.meta).
     define: { 'import.meta.url': '__berthImportMetaUrl' },
     plugins: [optionalPeersOutside(dist, bundle, dynamicImports)],
-    logLevel: 'warning',
   });
   const outputs = Object.keys(daemon.metafile.outputs).map((out) => resolve(out));
   const daemonFile = outputs.find((out) => out.endsWith('.cjs'));

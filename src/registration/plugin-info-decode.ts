@@ -13,6 +13,7 @@
 import { isUtf8 } from 'node:buffer';
 import { BerthError } from '../common/index.js';
 import { PLUGIN_INFO_LIMITS } from './plugin-info-bounds.js';
+import { readVarint, skipField } from './protobuf-walk.js';
 import type { RegistrationInfo } from './types.js';
 
 const FIELD_NAMES = ['', 'type', 'name', 'endpoint', 'supported_versions'] as const;
@@ -26,13 +27,13 @@ export function decodePluginInfo(bytes: Uint8Array): RegistrationInfo {
   const info: RegistrationInfo = { type: '', name: '', endpoint: '', supportedVersions: [] };
   let at = 0;
   while (at < buffer.length) {
-    const tag = readVarint(buffer, at);
+    const tag = readVarint(buffer, at, fail);
     at = tag.next;
     const field = Math.floor(tag.value / 8);
     const wireType = tag.value % 8;
     if (field === 0) throw invalid('GetInfo reply has a field numbered 0');
     if (wireType === 2) {
-      const length = readVarint(buffer, at);
+      const length = readVarint(buffer, at, fail);
       const end = length.next + length.value;
       if (end > buffer.length) throw invalid('GetInfo reply ends inside a field');
       at = end;
@@ -46,46 +47,12 @@ export function decodePluginInfo(bytes: Uint8Array): RegistrationInfo {
       else info.supportedVersions.push(text);
       continue;
     }
-    at = skip(buffer, at, wireType);
+    at = skipField(buffer, at, wireType, fail);
   }
   return info;
 }
 
-function readVarint(buffer: Buffer, at: number): { value: number; next: number } {
-  let value = 0;
-  let scale = 1;
-  for (let i = at; i < buffer.length && i < at + 10; i++) {
-    const byte = buffer[i] as number;
-    // Beyond 2^53 the value is no length or tag we could honour; it is refused below.
-    value += (byte & 0x7f) * scale;
-    scale *= 128;
-    if ((byte & 0x80) === 0) {
-      if (!Number.isSafeInteger(value)) throw invalid('GetInfo reply holds a varint too large to use');
-      return { value, next: i + 1 };
-    }
-  }
-  throw invalid('GetInfo reply ends inside a varint');
-}
-
-/** Past one unknown field's value. */
-function skip(buffer: Buffer, at: number, wireType: number): number {
-  switch (wireType) {
-    case 0:
-      return readVarint(buffer, at).next;
-    case 1:
-      return bounded(buffer, at + 8);
-    case 5:
-      return bounded(buffer, at + 4);
-    default:
-      // Groups (3, 4) are proto2 only; 6 and 7 do not exist.
-      throw invalid(`GetInfo reply has a field of wire type ${wireType}, which PluginInfo cannot hold`);
-  }
-}
-
-function bounded(buffer: Buffer, end: number): number {
-  if (end > buffer.length) throw invalid('GetInfo reply ends inside a field');
-  return end;
-}
+const fail = (why: string) => invalid(`GetInfo reply ${why}`);
 
 function invalid(message: string): BerthError {
   return new BerthError('BERTH_PLUGIN_INFO_INVALID', message);

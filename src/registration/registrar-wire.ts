@@ -5,6 +5,7 @@
  * (registrar-wire.test.ts compares them): proto3 leaves default values out,
  * so an empty InfoRequest is no bytes and a success is two.
  */
+import { readVarint, skipField } from './protobuf-walk.js';
 import type { RegistrationStatus } from './types.js';
 
 /** pluginregistration.Registration's two methods, as HTTP/2 `:path`s (wire.ts builds the same from the descriptor). */
@@ -44,39 +45,13 @@ export function encodeRegistrationStatus(status: RegistrationStatus): Uint8Array
  */
 export function checkStatusResponse(bytes: Uint8Array): void {
   let at = 0;
-  const varint = (): number => {
-    let value = 0;
-    let scale = 1;
-    for (let i = at; i < bytes.length && i < at + 10; i++) {
-      const byte = bytes[i] as number;
-      value += (byte & 0x7f) * scale;
-      scale *= 128;
-      if ((byte & 0x80) === 0) {
-        at = i + 1;
-        return value;
-      }
-    }
-    throw malformed('it ends inside a varint');
-  };
   while (at < bytes.length) {
-    const tag = varint();
-    const wireType = tag % 8;
-    if (tag < 8) throw malformed('it has a field numbered 0');
-    let end: number;
-    if (wireType === 0) {
-      varint();
-      continue;
-    } else if (wireType === 1) end = at + 8;
-    else if (wireType === 5) end = at + 4;
-    else if (wireType === 2) {
-      const length = varint();
-      end = at + length;
-    } else throw malformed(`it has a field of wire type ${wireType}`);
-    if (end > bytes.length) throw malformed('it ends inside a field');
-    at = end;
+    const tag = readVarint(bytes, at, malformed);
+    if (tag.value < 8) throw malformed('has a field numbered 0');
+    at = skipField(bytes, tag.next, tag.value % 8, malformed);
   }
 }
 
 function malformed(why: string): Error {
-  return new Error(`the NotifyRegistrationStatus reply is not a valid RegistrationStatusResponse: ${why}`);
+  return new Error(`the NotifyRegistrationStatus reply is not a valid RegistrationStatusResponse: it ${why}`);
 }

@@ -5,41 +5,33 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import type { PluginInstanceInfo } from '../common/index.js';
-import { createTempDir, waitFor } from '../testing/index.js';
+import { createTempDir, nodePlugin, type TempDir, waitFor } from '../testing/index.js';
 import { createSqliteStorage } from './index.js';
 import { SqliteWriter } from './sqlite-writer.js';
 
-function instance(n: number): PluginInstanceInfo {
-  return {
-    type: 'csi-node',
-    name: 'idle-plugin',
-    version: `v${n}`,
-    connectionInfo: { socketPath: `/var/data/alloc/alloc-${n}/csi.sock` },
-    allocId: `alloc-${n}`,
-    options: {},
-    registeredAt: 1000 + n,
-  };
+/** A state database with berth's schema (made by the storage), for the writer under test to write to. */
+async function schemaFile(dir: TempDir): Promise<string> {
+  const path = dir.join('state.db');
+  const storage = createSqliteStorage({ path, writerIdleStopMs: false });
+  await storage.start();
+  await storage.stop();
+  return path;
 }
 
 describe('SQLite writer thread, idle', () => {
   it('ends after writerIdleStopMs with nothing to write, and the next batch starts another', async (t) => {
     const dir = createTempDir();
     t.after(() => dir.remove());
-    const path = dir.join('state.db');
-    // The storage creates the file and its schema; the writer under test then writes to it.
-    const storage = createSqliteStorage({ path, writerIdleStopMs: false });
-    await storage.start();
-    await storage.stop();
+    const path = await schemaFile(dir);
 
     const writer = new SqliteWriter({ path, busyTimeoutMs: 5000 }, 100);
     t.after(() => writer.stop());
     await writer.start();
-    assert.ok((await writer.apply([{ op: 'put', info: instance(1), front: true }])) > 0);
+    assert.ok((await writer.apply([{ op: 'put', info: nodePlugin(1), front: true }])) > 0);
     assert.equal(writer.threadRunning, true);
     await waitFor('the idle thread ends', () => !writer.threadRunning);
 
-    assert.ok((await writer.apply([{ op: 'put', info: instance(2), front: true }])) > 0);
+    assert.ok((await writer.apply([{ op: 'put', info: nodePlugin(2), front: true }])) > 0);
     assert.equal(writer.threadRunning, true, 'a batch after the pause started a thread');
     await waitFor('the second thread ends too', () => !writer.threadRunning);
 
@@ -55,14 +47,11 @@ describe('SQLite writer thread, idle', () => {
   it('keeps a thread that is never idle that long', async (t) => {
     const dir = createTempDir();
     t.after(() => dir.remove());
-    const path = dir.join('state.db');
-    const storage = createSqliteStorage({ path, writerIdleStopMs: false });
-    await storage.start();
-    await storage.stop();
+    const path = await schemaFile(dir);
     const writer = new SqliteWriter({ path, busyTimeoutMs: 5000 }, 60_000);
     t.after(() => writer.stop());
     await writer.start();
-    for (let n = 1; n <= 5; n++) await writer.apply([{ op: 'put', info: instance(n), front: true }]);
+    for (let n = 1; n <= 5; n++) await writer.apply([{ op: 'put', info: nodePlugin(n), front: true }]);
     assert.equal(writer.threadRunning, true);
   });
 
