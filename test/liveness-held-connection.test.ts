@@ -79,7 +79,11 @@ async function managerOver(t: TestContext, kind: FarmKind, names: string[], live
   manager.addHandler('BenchPlugin', accepting);
   t.after(() => manager.stop());
   await manager.start();
-  await waitFor('all registered', () => manager.actualState.getRegisteredPlugins().length === names.length);
+  // 'plugin-registered' follows the Notify(true) and the hand-over of the connection to liveness.
+  await waitFor(
+    'all registered and told so',
+    () => events.filter((e) => e.type === 'plugin-registered').length === names.length,
+  );
   return { ...opened, paths, manager, events };
 }
 
