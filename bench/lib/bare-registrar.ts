@@ -8,7 +8,7 @@
 import { watch } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { dialRegistration } from '../../src/registration/index.js';
+import { dialRegistration } from '../../src/registration/registrar.js';
 
 export interface BareRegistrar {
   readonly registered: number;

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { createPluginNode, type PluginNode } from '../../src/plugin-node/index.js';
 import { createMemoryStorage, createSqliteStorage, type SqliteStorage } from '../../src/storage/index.js';
-import { type BareRegistrar, startBareRegistrar } from './bare-registrar.js';
+import type { BareRegistrar } from './bare-registrar.js';
 
 const [mode, pluginsDir, dataDir] = process.argv.slice(2) as [string, string, string];
 const now = () => performance.timeOrigin + performance.now();
@@ -49,6 +49,8 @@ async function start(): Promise<{ startedAt: number; readyAt: number }> {
     });
     await node.start();
   } else {
+    // Imported only in this mode: berth's runner must not carry the floor's modules (its RSS is a goal).
+    const { startBareRegistrar } = await import('./bare-registrar.js');
     bare = await startBareRegistrar(pluginsDir);
     bare.onChange(setCount);
   }
