@@ -13,7 +13,13 @@ import type { RegistryChange, RegistryState, RegistryStorage, StorageWriteStats 
  */
 export function createMemoryStorage(): RegistryStorage {
   let stored: RegistryState | undefined;
-  const stats: StorageWriteStats = { transactions: 0, changes: 0, rowsWritten: 0, failures: 0 };
+  const stats: StorageWriteStats = {
+    transactions: 0,
+    changes: 0,
+    rowsWritten: 0,
+    failures: 0,
+    inlineTransactions: 0,
+  };
   const lifecycle = new LifecycleController();
   const ensureOpen = () => {
     if (lifecycle.state === 'new') {

@@ -10,7 +10,7 @@ import {
 } from '../common/index.js';
 import { CorruptStateError } from './corrupt-state-error.js';
 import { migrate, readSchemaVersion, SCHEMA_VERSION } from './sqlite-migrations.js';
-import { readState, replaceState } from './sqlite-rows.js';
+import { createChangeWriter, readState, replaceState } from './sqlite-rows.js';
 import { applyWalBounds, diskFullError, isDiskFull, openReadOnlyCopy } from './sqlite-wal.js';
 import { SqliteWriter } from './sqlite-writer.js';
 import {
@@ -44,6 +44,8 @@ export interface SqliteStorage extends RegistryStorage {
    * install). Rejects before start().
    */
   writerStarted(): Promise<void>;
+  /** A writer thread runs now (it ends after `writerIdleStopMs` with nothing to write, and the next write starts one). */
+  readonly writerRunning: boolean;
 }
 
 /**
@@ -65,7 +67,8 @@ export interface SqliteStorage extends RegistryStorage {
  *
  * Reads and whole-state imports use a connection on the calling thread;
  * incremental writes (applyChanges) run on the writer thread, one transaction
- * and one fsync per call.
+ * and one fsync per call, except the first after the thread ended for being
+ * idle, which is written on the calling thread while a new one starts.
  */
 export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorage {
   return new SqliteStateStorage(resolveSqliteStorageOptions(options));
@@ -75,7 +78,13 @@ class SqliteStateStorage extends LifecycleComponent implements SqliteStorage {
   readonly path: string;
   readonly #options: ResolvedSqliteStorageOptions;
   readonly #writer: SqliteWriter;
-  readonly #stats: StorageWriteStats = { transactions: 0, changes: 0, rowsWritten: 0, failures: 0 };
+  readonly #stats: StorageWriteStats = {
+    transactions: 0,
+    changes: 0,
+    rowsWritten: 0,
+    failures: 0,
+    inlineTransactions: 0,
+  };
   #db: Db | undefined;
   #schemaVersion = 0;
   #corruption: StorageCorruptionReport | undefined;
@@ -87,6 +96,8 @@ class SqliteStateStorage extends LifecycleComponent implements SqliteStorage {
   #identity: { dev: number; ino: number } | undefined;
   #checkTimer: ClockTimer | undefined;
   #writerStarted: Promise<void> | undefined;
+  /** The main connection's own batch writer (one transaction), for a batch that finds no writer thread. */
+  #writeHere: { db: Db; write: (changes: readonly RegistryChange[]) => number } | undefined;
   readonly #recreatedListeners = new Set<StorageRecreatedListener>();
 
   constructor(options: ResolvedSqliteStorageOptions) {
@@ -115,6 +126,10 @@ class SqliteStateStorage extends LifecycleComponent implements SqliteStorage {
     }
     if (this.#options.waitForWriter) await writerRunning;
     this.#scheduleCheck();
+  }
+
+  get writerRunning(): boolean {
+    return this.#writer.threadRunning;
   }
 
   writerStarted(): Promise<void> {
@@ -223,11 +238,14 @@ class SqliteStateStorage extends LifecycleComponent implements SqliteStorage {
   }
 
   async applyChanges(changes: readonly RegistryChange[]): Promise<void> {
-    this.#requireOpen();
+    const db = this.#requireOpen();
     // A deleted file is noticed before a write would go to it (and be lost with it).
     this.checkFile();
     try {
-      const rows = await this.#writer.apply(changes);
+      const rows =
+        this.#writer.threadRunning || this.#readOnly !== undefined
+          ? await this.#writer.apply(changes)
+          : this.#applyHere(db, changes);
       this.#stats.transactions += 1;
       this.#stats.changes += changes.length;
       this.#stats.rowsWritten += rows;
@@ -237,6 +255,22 @@ class SqliteStateStorage extends LifecycleComponent implements SqliteStorage {
       throw failure(`failed to write dynamic plugin registry changes to ${this.path}`, err);
     }
     if (this.#readOnly !== undefined) this.#leaveReadOnly();
+  }
+
+  /**
+   * The writer thread ended after an idle pause (writerIdleStopMs): this batch
+   * is written on the main connection (one transaction, synchronous=FULL: a
+   * few milliseconds of blocked event loop) instead of waiting about 50 ms for
+   * a new thread, which starts now for the batches after it. Only this one
+   * batch: the thread counts as running from the moment it is asked for.
+   */
+  #applyHere(db: Db, changes: readonly RegistryChange[]): number {
+    void this.#writer.start().catch(() => undefined);
+    // Prepared once per connection (the file may have been replaced and reopened since).
+    if (this.#writeHere?.db !== db) this.#writeHere = { db, write: db.transaction(createChangeWriter(db)) };
+    const rows = this.#writeHere.write(changes);
+    this.#stats.inlineTransactions += 1;
+    return rows;
   }
 
   /** A write landed: the disk has room again, so the real file replaces the in-memory copy. */

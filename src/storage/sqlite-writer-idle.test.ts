@@ -72,3 +72,33 @@ describe('SQLite writer thread, idle', () => {
     }
   });
 });
+
+describe('SQLite storage, writer thread idle', () => {
+  it('writes the first batch after an idle stop on the main connection and starts a thread for the next, losing nothing', async (t) => {
+    const dir = createTempDir();
+    t.after(() => dir.remove());
+    const path = dir.join('state.db');
+    const storage = createSqliteStorage({ path, writerIdleStopMs: 100 });
+    await storage.start();
+    await storage.applyChanges([{ op: 'put', info: nodePlugin(1), front: true }]);
+    await waitFor('the idle thread ends', () => !storage.writerRunning);
+
+    assert.equal(storage.writeStats.inlineTransactions, 0, 'written by the thread while it ran');
+    await storage.applyChanges([{ op: 'put', info: nodePlugin(2), front: true }]);
+    assert.equal(storage.writeStats.inlineTransactions, 1, 'written here: no thread was running');
+    assert.equal(storage.writerRunning, true, 'that write started a thread for the next ones');
+    await storage.applyChanges([{ op: 'put', info: nodePlugin(3), front: true }]);
+    assert.equal(storage.writeStats.inlineTransactions, 1, 'the next one went to the new thread');
+    assert.equal(storage.writeStats.transactions, 3);
+    await storage.stop();
+
+    const again = createSqliteStorage({ path, writerIdleStopMs: false });
+    await again.start();
+    t.after(() => again.stop());
+    const state = again.getDynamicPluginRegistryState();
+    assert.deepEqual(
+      state?.plugins['csi-node']?.['my-plugin']?.map((i) => i.allocId),
+      ['alloc-3', 'alloc-2', 'alloc-1'],
+    );
+  });
+});
