@@ -19,7 +19,6 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NODE_FLAGS } from '../src/cli/node-options.js';
 
 const raised = process.argv.includes('--caps=raised');
 const MAIN = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
@@ -66,7 +65,7 @@ async function main(): Promise<void> {
   );
   const child = spawn(
     process.execPath,
-    [...NODE_FLAGS, MAIN, 'run', '--data-dir', dir, '--config', config, '--log-level', 'error'],
+    [MAIN, 'run', '--data-dir', dir, '--config', config, '--log-level', 'error'],
     {
       stdio: ['ignore', 'ignore', 'inherit'],
       env: { ...process.env, HOME: dir },

@@ -15,7 +15,6 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { shebangNodeFlags } from '../src/testing/harness/index.js';
 import { type BenchSection, LATENCY_COLUMNS, latencyRow } from './lib/report.js';
 import { formatMs, summarize } from './lib/stats.js';
 import { makeTempDir, nowMs } from './lib/timing.js';
@@ -71,16 +70,10 @@ async function timeReady(
 ): Promise<{ readyMs: number; cpuMs: number }> {
   const dir = kept === undefined ? makeTempDir('berth-ready-') : { path: kept, remove: () => {} };
   const t0 = nowMs();
-  // With the entry's node flags (its shebang), as the bin runs it.
-  const flags = shebangNodeFlags(main);
-  const child = spawn(
-    process.execPath,
-    [...flags, main, 'run', '--data-dir', dir.path, '--log-level', 'warn'],
-    {
-      stdio: 'ignore',
-      env: { ...process.env, ...env, BERTH_DATA_DIR: dir.path },
-    },
-  );
+  const child = spawn(process.execPath, [main, 'run', '--data-dir', dir.path, '--log-level', 'warn'], {
+    stdio: 'ignore',
+    env: { ...process.env, ...env, BERTH_DATA_DIR: dir.path },
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
     const socket = join(dir.path, 'berth.sock');

@@ -10,7 +10,6 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NODE_FLAGS } from '../src/cli/node-options.js';
 import { type PluginFarm, startPluginFarm } from '../src/testing/harness/index.js';
 import { goToolsMissing } from '../test/fixtures/go-peers.js';
 import { startGoPluginFarm, startGoRegistrar } from './lib/go-farm.js';
@@ -79,12 +78,7 @@ async function openTrial(
   const runner =
     mode === 'bare' && FLOOR === 'go'
       ? await startGoRegistrar(pluginsDir)
-      : await startIpcChild(
-          RUNNER,
-          [mode, pluginsDir, dir.path],
-          { BENCH_SCALE_STORAGE: storage },
-          NODE_FLAGS,
-        );
+      : await startIpcChild(RUNNER, [mode, pluginsDir, dir.path], { BENCH_SCALE_STORAGE: storage });
   return { dir, pluginsDir, farm, runner };
 }
 

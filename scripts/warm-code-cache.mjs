@@ -10,7 +10,6 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { pathToFileURL } from 'node:url';
 
 const TIMEOUT_MS = 60_000;
 
@@ -23,11 +22,9 @@ export async function warmCodeCache(dist, bundle, manifestName) {
   const env = { ...process.env, BERTH_DATA_DIR: dir, BERTH_NO_BUNDLE: '' };
   delete env.BERTH_CODE_CACHE_DIR;
   delete env.NOTIFY_SOCKET;
-  // With the bin's node flags (its shebang): V8 only accepts a cache made under the same flags.
-  const { NODE_FLAGS } = await import(pathToFileURL(join(dist, 'src/cli/node-options.js')).href);
   const child = spawn(
     process.execPath,
-    [...NODE_FLAGS, join(dist, 'src/cli/main.js'), 'run', '--data-dir', dir, '--log-level', 'error'],
+    [join(dist, 'src/cli/main.js'), 'run', '--data-dir', dir, '--log-level', 'error'],
     { stdio: ['ignore', 'ignore', 'inherit'], env },
   );
   const exited = new Promise((done) => child.once('exit', (code, signal) => done(code ?? signal)));

@@ -82,12 +82,11 @@ export async function driveChild(
   };
 }
 
-/** A Node module forked with an IPC channel (bench/lib/scale-runner.ts), with `nodeFlags` (berth's: NODE_FLAGS). */
+/** A Node module forked with an IPC channel (bench/lib/scale-runner.ts). */
 export function startIpcChild(
   modulePath: string,
   args: string[],
   env: Record<string, string> = {},
-  nodeFlags: readonly string[] = [],
 ): Promise<IpcChild> {
   // BENCH_CPU_PROF=<dir>: each child writes a V8 CPU profile there (node --cpu-prof);
   // BENCH_CPU_PROF_INTERVAL=<µs> samples more often than the default 1 ms.
@@ -95,7 +94,6 @@ export function startIpcChild(
   const interval = process.env.BENCH_CPU_PROF_INTERVAL;
   // BENCH_RUNNER_FLAGS: more node/V8 flags for the child (e.g. --trace-gc), split on spaces.
   const execArgv = [
-    ...nodeFlags,
     ...(profileDir
       ? [
           '--cpu-prof',

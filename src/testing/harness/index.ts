@@ -48,7 +48,6 @@ export { mkfifo, type ServedSocket, SocketPool, serveSocket } from './served-soc
 export {
   type ModuleRun,
   runModule,
-  shebangNodeFlags,
   siblingModule,
   spawnModule,
   stopChild,

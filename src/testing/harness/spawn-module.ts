@@ -1,5 +1,4 @@
 import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
-import { closeSync, openSync, readSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { waitFor } from '../wait-for.js';
@@ -7,37 +6,12 @@ import { waitFor } from '../wait-for.js';
 /**
  * Spawns a berth module as a real child process. Works both from compiled
  * tests (dist/*.js) and from TypeScript run through tsx (*.ts): a .ts module
- * is started with `--import tsx`. A module whose shebang gives node flags
- * (the bin: `#!/usr/bin/env -S node …`) gets them, as when it runs as a
- * program: the daemon then runs as installed, and its V8 code cache (which
- * V8 ties to the flags) is the one the build made.
+ * is started with `--import tsx`.
  */
 export function spawnModule(moduleUrl: URL, args: string[] = [], options: SpawnOptions = {}): ChildProcess {
   const path = fileURLToPath(moduleUrl);
-  const flags = shebangNodeFlags(path);
-  const nodeArgs = path.endsWith('.ts')
-    ? [...flags, '--import', 'tsx', path, ...args]
-    : [...flags, path, ...args];
+  const nodeArgs = path.endsWith('.ts') ? ['--import', 'tsx', path, ...args] : [path, ...args];
   return spawn(process.execPath, nodeArgs, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
-}
-
-/** The node flags of a `#!/usr/bin/env -S node <flags>` first line; none for any other file. */
-export function shebangNodeFlags(path: string): string[] {
-  const bytes = Buffer.alloc(256);
-  let read = 0;
-  try {
-    const fd = openSync(path, 'r');
-    try {
-      read = readSync(fd, bytes, 0, bytes.length, 0);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return [];
-  }
-  const head = bytes.toString('utf8', 0, read).split('\n', 1)[0] ?? '';
-  const prefix = '#!/usr/bin/env -S node ';
-  return head.startsWith(prefix) ? head.slice(prefix.length).split(' ').filter(Boolean) : [];
 }
 
 /** Resolves the sibling module with the same extension as the caller (.ts under tsx, .js when compiled). */
