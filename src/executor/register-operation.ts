@@ -101,7 +101,7 @@ export async function registerOperation(
   try {
     let info: Awaited<ReturnType<RegistrationConnection['getInfo']>>;
     try {
-      await laterIfSpent(deps.turn);
+      await deps.turn?.pass();
       info = await conn.getInfo({ timeoutMs: timeouts.getInfoMs, signal });
     } catch (err) {
       await refuseUndecodableInfo(conn, err, socketPath, { timeoutMs: timeouts.notifyMs, signal });
@@ -111,7 +111,7 @@ export async function registerOperation(
         { cause: err, details: { socketPath } },
       );
     }
-    await laterIfSpent(deps.turn);
+    await deps.turn?.pass();
     const plugin = { type: info.type, name: info.name };
     // What GetInfo said, carried by every refusal so a socket's status can show it.
     const answered = {
@@ -217,7 +217,7 @@ export async function registerOperation(
       );
     }
 
-    await laterIfSpent(deps.turn);
+    await deps.turn?.pass();
     try {
       await conn.notifyRegistrationStatus(
         { pluginRegistered: true, error: '' },
@@ -243,7 +243,7 @@ export async function registerOperation(
         { cause: err, details: { ...plugin, socketPath } },
       );
     }
-    await laterIfSpent(deps.turn);
+    await deps.turn?.pass();
     const held = deps.holdConnection === undefined ? undefined : conn.hold?.();
     if (held !== undefined) deps.holdConnection?.(socketPath, generation.uuid, held);
     return entry;
@@ -268,11 +268,6 @@ function silenced(conn: RegistrationConnection): RegistrationConnection {
     hold: () => conn.hold?.(),
     close: () => conn.close(),
   };
-}
-
-/** A later event-loop turn to wait for when this one's time is spent; otherwise undefined (awaiting it costs one microtask). */
-export function laterIfSpent(turn: TurnBudget | undefined): Promise<void> | undefined {
-  return turn?.pass();
 }
 
 function removeIfOurs(asw: ActualStateOfWorld, entry: PluginInfo): void {
