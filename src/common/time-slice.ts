@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 
-/** How long one burst may hold the event loop before it yields (ms); a fifth of the p99 goal of 20 ms. */
+/** How much of one event-loop turn the plugin manager's work may take (ms); a fifth of the p99 goal of 20 ms. */
 export const WORK_SLICE_MS = 4;
 
 /**
@@ -16,7 +16,8 @@ export const WORK_SLICE_MS = 4;
  * The turn's start is kept by an immediate that runs at the end of each turn
  * while operations pass; it also resumes the waiters, `ms` worth per turn.
  * When nothing passes for a whole turn it stops, so an idle daemon schedules
- * nothing. Real time on purpose, as TimeSlice.
+ * nothing. Real time on purpose, not an injected Clock: this bounds the
+ * CPU time a turn holds, not a schedule.
  */
 export class TurnBudget {
   readonly #ms: number;
