@@ -91,8 +91,6 @@ export class PluginWatcher extends LifecycleComponent {
   readonly #known = new Map<string, KnownSocket>();
   /** Paths with an inspection queued but not yet started: a second event for one adds nothing. */
   readonly #pendingInspections = new Set<string>();
-  /** Tasks queued and not finished. */
-  #queued = 0;
   /** Set once the first scan is done: from then on the periodic rescan timer may run. */
   #scanned = false;
   /** The signal start() was given: an abort during the first scan is reported as BERTH_ABORTED. */
@@ -251,17 +249,13 @@ export class PluginWatcher extends LifecycleComponent {
    * Runs filesystem work one task at a time; a failing task is logged and
    * does not stop the queue. Inspections are synchronous stats, so a burst of
    * events (a storm's thousand sockets arrive in one inotify read) would run
-   * as one long turn: the queue yields to the event loop between time slices.
+   * as one long turn: each task waits for a turn with time left (the turn
+   * budget the reconciler and the registration attempts share).
    */
   #enqueue(task: () => Promise<void>): Promise<void> {
-    this.#queued += 1;
     const run = this.#tail.then(async () => {
       await this.#options.turn.pass();
-      try {
-        await task();
-      } finally {
-        this.#queued -= 1;
-      }
+      await task();
     });
     this.#tail = run.catch((err: unknown) => this.#log.error({ err }, 'plugin watcher task failed'));
     return run;
