@@ -29,6 +29,8 @@ export type {
   PluginRef,
   RegistryEvent,
 } from './events.js';
+/** @internal A FIFO queue with O(1) shift, for queues of waiters (slots, the turn budget). */
+export { Fifo } from './fifo.js';
 /** @internal Go's %q quoting, shared by the object managers' and handlers' upstream-exact error texts. */
 export { goQuote } from './go-format.js';
 export {

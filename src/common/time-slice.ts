@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { Fifo } from './fifo.js';
 
 /** How much of one event-loop turn the plugin manager's work may take (ms); a fifth of the p99 goal of 20 ms. */
 export const WORK_SLICE_MS = 4;
@@ -24,8 +25,7 @@ export class TurnBudget {
   #turnStart = 0;
   #ticking = false;
   #passed = false;
-  #waiters: Array<(() => void) | undefined> = [];
-  #head = 0;
+  readonly #waiters = new Fifo<() => void>();
 
   constructor(ms: number) {
     this.#ms = ms;
@@ -33,7 +33,7 @@ export class TurnBudget {
 
   /** Waiting for a later turn now. */
   get waiting(): number {
-    return this.#waiters.length - this.#head;
+    return this.#waiters.size;
   }
 
   /**
@@ -47,8 +47,8 @@ export class TurnBudget {
 
   /**
    * Undefined when the caller may go on in this turn; otherwise a promise
-   * that resolves in a later one (`const wait = budget.pass(); if (wait) await wait;`
-   * keeps the common case free of a microtask hop).
+   * that resolves in a later one. Callers `await` it either way (awaiting
+   * undefined costs one microtask).
    */
   pass(): Promise<void> | undefined {
     const now = this.#mark();
@@ -87,17 +87,7 @@ export class TurnBudget {
     let first = true;
     while (this.waiting > 0 && (first || performance.now() - this.#turnStart < this.#ms)) {
       first = false;
-      const resume = this.#waiters[this.#head];
-      this.#waiters[this.#head] = undefined;
-      this.#head += 1;
-      if (this.#head === this.#waiters.length) {
-        this.#waiters = [];
-        this.#head = 0;
-      } else if (this.#head > 1024 && this.#head * 2 > this.#waiters.length) {
-        this.#waiters = this.#waiters.slice(this.#head);
-        this.#head = 0;
-      }
-      resume?.();
+      this.#waiters.shift()?.();
       // Let the resumed operation run its synchronous part before the clock is read again.
       await undefined;
     }

@@ -1,4 +1,4 @@
-import { abortedError, type Clock, type ClockTimer } from '../common/index.js';
+import { abortedError, type Clock, type ClockTimer, Fifo } from '../common/index.js';
 
 /** How long one holder may keep its slot before it is taken back (the holder carries on without it). */
 export interface HoldBudget {
@@ -23,9 +23,7 @@ export interface SlotLease {
 export class Slots {
   readonly size: number;
   #held = 0;
-  // A queue as an array with a moving head: shift() is O(n) on large arrays.
-  #queue: Array<Waiter | undefined> = [];
-  #head = 0;
+  readonly #queue = new Fifo<Waiter>();
 
   constructor(size: number) {
     this.size = size;
@@ -37,7 +35,7 @@ export class Slots {
 
   /** Waiters queued (an aborted one counts until release() skips it). */
   get waiting(): number {
-    return this.#queue.length - this.#head;
+    return this.#queue.size;
   }
 
   /** Resolves once a slot is held; rejects (holding nothing) when `signal` aborts first. */
@@ -101,15 +99,8 @@ export class Slots {
   }
 
   release(): void {
-    while (this.#head < this.#queue.length) {
-      const next = this.#queue[this.#head];
-      this.#queue[this.#head] = undefined;
-      this.#head += 1;
-      if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
-        this.#queue = this.#queue.slice(this.#head);
-        this.#head = 0;
-      }
-      if (next !== undefined && !next.cancelled) {
+    for (let next = this.#queue.shift(); next !== undefined; next = this.#queue.shift()) {
+      if (!next.cancelled) {
         next.grant(); // the slot passes straight to the next waiter
         return;
       }
