@@ -16,8 +16,9 @@ interface Pending {
  * A thread with nothing to write for `idleStopMs` closes its connection and
  * ends; the next batch starts another. Its isolate and SQLite were about 10
  * of an idle daemon's 80 MiB (issue 20), and a node agent is idle most of
- * its life; the first write after such a pause waits for the thread to start
- * (tens of milliseconds).
+ * its life. A batch posted after such a pause waits for the new thread (about
+ * 50 ms), which is why SqliteStorage writes that one batch on its own
+ * connection and only starts the thread (`threadRunning` tells it).
  */
 export class SqliteWriter {
   readonly #init: WriterInit;
