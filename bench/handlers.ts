@@ -15,8 +15,10 @@
 import { create } from '@bufbuild/protobuf';
 import { Client, credentials } from '@grpc/grpc-js';
 import { silentLogger, systemClock } from '../src/common/index.js';
-import { createCsiHandler, csiNodeService, NodeGetInfoRequestSchema } from '../src/handlers/csi/index.js';
-import { createDraHandler, draApis } from '../src/handlers/dra/index.js';
+import { csiNodeService, NodeGetInfoRequestSchema } from '../src/handlers/csi/csi-wire.js';
+import { createCsiHandler } from '../src/handlers/csi/index.js';
+import { draApis } from '../src/handlers/dra/dra-wire.js';
+import { createDraHandler } from '../src/handlers/dra/index.js';
 import { callUnary, unixTarget } from '../src/registration/index.js';
 import { startCsiTestDriver, startDraTestDriver } from '../src/testing/harness/index.js';
 import { waitFor } from '../src/testing/index.js';

@@ -40,6 +40,8 @@ export {
   type LifecycleHooks,
   type LifecycleState,
 } from './lifecycle.js';
+/** @internal A module loaded on first use (the handlers' gRPC side). */
+export { loadOnce } from './load-once.js';
 export { type LogFn, type Logger, silentLogger } from './logger.js';
 export { BERTH_MODES, type BerthMode, DEFAULT_BERTH_MODE } from './mode.js';
 export { loadOptionalPackage, OPTIONAL_PACKAGES } from './optional-package.js';

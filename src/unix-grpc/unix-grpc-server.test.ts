@@ -28,6 +28,8 @@ function rawCall(socketPath: string, authority: string | undefined, payload: str
   return new Promise((resolve, reject) => {
     const session = http2.connect('http://localhost', { createConnection: () => connect(socketPath) });
     session.on('error', reject);
+    // A connection the server closes before answering (after a resolve, this does nothing).
+    session.on('close', () => reject(new Error('the connection closed before the reply')));
     const headers: http2.OutgoingHttpHeaders = {
       ':method': 'POST',
       ':path': echo.path,
@@ -94,4 +96,75 @@ it('serves grpc-js and raw calls with a path, localhost or no authority; close r
   await new Promise<void>((resolve, reject) => server.tryShutdown((err) => (err ? reject(err) : resolve())));
   client.close();
   await closed;
+});
+
+it('given a server factory: listens at once, builds the server once with the first connections, and answers them', async (t) => {
+  const dir = createTempDir('berth-ugs-');
+  t.after(() => dir.remove());
+  let builds = 0;
+  let release: () => void = () => {};
+  const buildGate = new Promise<void>((resolve) => (release = resolve));
+  let server: Server | undefined;
+  const socketPath = dir.join('lazy.sock');
+  const listener = await listenUnixGrpc(async () => {
+    builds += 1;
+    await buildGate; // both first calls arrive while the server is still being built
+    server = new Server();
+    server.addService(
+      { say: echo },
+      {
+        say: (call: { request: Buffer }, callback: (err: null, reply: Buffer) => void) =>
+          callback(null, Buffer.from(`echo ${call.request.toString()}`)),
+      },
+    );
+    return server;
+  }, socketPath);
+  t.after(() => server?.forceShutdown());
+  assert.equal(existsSync(socketPath), true, 'listening before any server exists');
+  assert.equal(builds, 0, 'nothing built before a connection');
+  const first = rawCall(socketPath, socketPath, 'first');
+  const second = rawCall(socketPath, 'localhost', 'second');
+  await new Promise<void>((resolve) => {
+    const poll = () => (builds > 0 ? resolve() : setImmediate(poll));
+    poll();
+  });
+  release();
+  assert.deepEqual(await Promise.all([first, second]), ['echo first', 'echo second']);
+  assert.equal(await rawCall(socketPath, socketPath, 'third'), 'echo third');
+  assert.equal(builds, 1);
+  assert.equal(listener.refused, 0);
+  await listener.close();
+});
+
+it('given a server factory that fails: the waiting connection is closed and counted, the next one builds again', async (t) => {
+  const dir = createTempDir('berth-ugs-');
+  t.after(() => dir.remove());
+  let builds = 0;
+  const refusals: Error[] = [];
+  let server: Server | undefined;
+  const socketPath = dir.join('failing.sock');
+  const listener = await listenUnixGrpc(
+    async () => {
+      builds += 1;
+      if (builds === 1) throw new Error('cannot load grpc-js: EMFILE');
+      server = new Server();
+      server.addService(
+        { say: echo },
+        {
+          say: (_call: unknown, callback: (err: null, reply: Buffer) => void) =>
+            callback(null, Buffer.from('ok')),
+        },
+      );
+      return server;
+    },
+    socketPath,
+    { onRefused: (err) => refusals.push(err) },
+  );
+  t.after(() => server?.forceShutdown());
+  await assert.rejects(rawCall(socketPath, 'localhost', 'x'));
+  assert.equal(listener.refused, 1);
+  assert.match(refusals[0]?.message ?? '', /cannot load grpc-js: EMFILE/);
+  assert.equal(await rawCall(socketPath, 'localhost', 'y'), 'ok');
+  assert.equal(builds, 2);
+  await listener.close();
 });

@@ -8,9 +8,15 @@
  * through: grpc-go (the path), grpc-js and grpcio (`localhost`), and clients
  * that send none. `test/structure-guards.test.ts` fails if a server binds a
  * unix socket any other way.
+ *
+ * A server may also be given as a function that builds it: the socket then
+ * listens at once and grpc-js is loaded with the first connection, so a
+ * socket that must be served from the start (the device plugins' legacy
+ * kubelet.sock) costs a daemon start no gRPC (issue 20).
  */
-import { createServer, type Server as NetServer } from 'node:net';
-import { type Server, ServerCredentials } from '@grpc/grpc-js';
+import { createServer, type Server as NetServer, type Socket } from 'node:net';
+import type { Server } from '@grpc/grpc-js';
+import { loadOnce } from '../common/index.js';
 import { authorityFixingConnection } from './authority-fixing-connection.js';
 import type { UnixGrpcOptions } from './unix-grpc-options.js';
 
@@ -31,16 +37,31 @@ export interface ListenUnixGrpcOptions extends UnixGrpcOptions {
   onRefused?: (err: Error) => void;
 }
 
-/** Serves `server` on the unix socket `socketPath`; resolves once listening. */
+type ConnectionInjector = ReturnType<Server['createConnectionInjector']>;
+
+/**
+ * Serves `server` on the unix socket `socketPath`; resolves once listening.
+ * Given a function, the server is built (once) when the first connection
+ * arrives; a connection that arrives meanwhile waits for it, and one whose
+ * server cannot be built is closed and reported to `onRefused`.
+ */
 export async function listenUnixGrpc(
-  server: Server,
+  server: Server | (() => Promise<Server>),
   socketPath: string,
   options: ListenUnixGrpcOptions = {},
 ): Promise<UnixGrpcListener> {
-  const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
+  const injectorOf = loadOnce(async () => {
+    const [built, { ServerCredentials }] = await Promise.all([
+      typeof server === 'function' ? server() : server,
+      import('@grpc/grpc-js'),
+    ]);
+    return built.createConnectionInjector(ServerCredentials.createInsecure());
+  });
+  let injector: ConnectionInjector | undefined =
+    typeof server === 'function' ? undefined : await injectorOf();
   let refused = 0;
-  const listener: NetServer = createServer((socket) => {
-    injector.injectConnection(
+  const inject = (to: ConnectionInjector, socket: Socket) =>
+    to.injectConnection(
       authorityFixingConnection(socket, {
         ...(options.maxHeaderBlockBytes === undefined
           ? {}
@@ -50,6 +71,23 @@ export async function listenUnixGrpc(
           options.onRefused?.(err);
         },
       }),
+    );
+  const listener: NetServer = createServer((socket) => {
+    if (injector !== undefined) {
+      inject(injector, socket);
+      return;
+    }
+    // The bytes the client sends meanwhile wait in the socket (nothing reads it yet).
+    injectorOf().then(
+      (ready) => {
+        injector = ready;
+        inject(ready, socket);
+      },
+      (err: unknown) => {
+        refused += 1;
+        socket.destroy();
+        options.onRefused?.(err instanceof Error ? err : new Error(String(err)));
+      },
     );
   });
   await new Promise<void>((resolve, reject) => {

@@ -18,7 +18,7 @@ import {
   csiNodeVolumeMethods,
   NodeGetCapabilitiesResponseSchema,
   NodeServiceCapability_RPC_Type,
-} from '../handlers/csi/index.js';
+} from '../handlers/csi/csi-wire.js';
 import { startGrpcTestServer } from '../testing/harness/index.js';
 import { createTempDir, FakeClock, type TempDir } from '../testing/index.js';
 import { VolumeManager } from './volume-manager.js';

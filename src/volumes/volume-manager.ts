@@ -179,7 +179,7 @@ export class VolumeManager extends LifecycleComponent {
     // Keyed by name: two creates of one name do not race each other on the driver.
     return this.#track(
       this.#queue.run(`create\0${driver}\0${name}`, deadline, `create ${name}`, async () => {
-        const client = this.#client(driver, this.#requireController(driver), deadline);
+        const client = await this.#client(driver, this.#requireController(driver), deadline);
         try {
           const caps = await client.controllerCapabilities();
           requireCapability(driver, caps, 'CREATE_DELETE_VOLUME', 'Controller', 'create volumes');
@@ -229,7 +229,7 @@ export class VolumeManager extends LifecycleComponent {
               : `volume ${volumeId} of CSI driver ${driver} is still staged or controller-published on this node; unpublish it first`,
           );
         }
-        const client = this.#client(driver, this.#requireController(driver), deadline);
+        const client = await this.#client(driver, this.#requireController(driver), deadline);
         try {
           const caps = await client.controllerCapabilities();
           requireCapability(driver, caps, 'CREATE_DELETE_VOLUME', 'Controller', 'delete volumes');
@@ -273,7 +273,7 @@ export class VolumeManager extends LifecycleComponent {
           return this.#result(existing); // idempotent
         }
         const endpoint = this.#requireDriver(driver);
-        const client = this.#client(driver, endpoint, deadline);
+        const client = await this.#client(driver, endpoint, deadline);
         try {
           return await this.#publish(client, driver, volumeId, workload, options, endpoint.nodeId, existing);
         } finally {
@@ -474,7 +474,7 @@ export class VolumeManager extends LifecycleComponent {
         }
         // Waits for the driver to come back: 503 with Retry-After while it is away; nothing is forgotten.
         const endpoint = this.#requireDriver(driver);
-        const client = this.#client(driver, endpoint, deadline);
+        const client = await this.#client(driver, endpoint, deadline);
         try {
           const result: PublishResult = publication
             ? this.#result(publication)
@@ -611,7 +611,7 @@ export class VolumeManager extends LifecycleComponent {
     nodeCaps: Map<string, Promise<string[]>>,
   ): Promise<CsiVolumeStats | null> {
     const deadline = Date.now() + Math.min(STATS_TIMEOUT_MS, this.#options.callTimeoutMs);
-    const client = openCsiVolumeClient(driver, endpoint, { callTimeoutMs: STATS_TIMEOUT_MS, deadline });
+    const client = await openCsiVolumeClient(driver, endpoint, { callTimeoutMs: STATS_TIMEOUT_MS, deadline });
     try {
       let caps = nodeCaps.get(driver);
       if (caps === undefined) {
@@ -642,7 +642,7 @@ export class VolumeManager extends LifecycleComponent {
   }
 
   /** A client for one operation: Controller calls to the controller plugin when it is apart. */
-  #client(driver: string, found: CsiDriverEndpoint, deadline: number): CsiVolumeClient {
+  #client(driver: string, found: CsiDriverEndpoint, deadline: number): Promise<CsiVolumeClient> {
     return openCsiVolumeClient(driver, found.endpoint, {
       callTimeoutMs: this.#options.callTimeoutMs,
       deadline,

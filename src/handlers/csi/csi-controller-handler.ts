@@ -83,7 +83,7 @@ export class CsiControllerHandler extends LifecycleComponent implements BuiltinH
     let capabilities: string[];
     try {
       capabilities = await this.#calls.run(async (signal) => {
-        const client = openCsiVolumeClient(name, endpoint, {
+        const client = await openCsiVolumeClient(name, endpoint, {
           callTimeoutMs: timeoutMs,
           deadline: Date.now() + timeoutMs,
           signal,

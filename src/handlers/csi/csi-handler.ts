@@ -6,7 +6,7 @@
  * node info; keep a CSINode-like entry per driver and record the facts on
  * the registry instance; drop the entry when the instance that set it goes.
  */
-import { AbortScope, BerthError, LifecycleComponent, type Logger } from '../../common/index.js';
+import { AbortScope, BerthError, LifecycleComponent, type Logger, loadOnce } from '../../common/index.js';
 import type { GenericVersion } from '../generic-version.js';
 import type {
   BuiltinHandler,
@@ -15,12 +15,15 @@ import type {
   PluginHandler,
   RegisterContext,
 } from '../types.js';
-import { type CsiNodeInfo, NodeGetInfoError, queryCsiDriver } from './csi-node-info.js';
+import type { CsiNodeInfo } from './csi-node-info.js';
 import { type CsiHandlerOptions, csiOptions } from './csi-options.js';
 import { topologyProblem } from './csi-topology.js';
 import { CSI_LOG_PREFIX, checkCsiRegister, checkCsiValidate } from './csi-versions.js';
 
 export const CSIPlugin = 'CSIPlugin';
+
+/** The calls made when a driver registers: grpc-js and the csi.v1 messages, loaded with the first driver. */
+const nodeInfoCalls = loadOnce(() => import('./csi-node-info.js'));
 
 /** One registered driver, shaped like a CSINode `spec.drivers` entry plus what berth learnt. */
 export interface CsiDriverView {
@@ -84,6 +87,8 @@ export class CsiHandler extends LifecycleComponent implements BuiltinHandler {
   }
 
   async registerPlugin(name: string, endpoint: string, versions: string[], context: RegisterContext) {
+    // Loaded before the checks, so the check and the store below stay one synchronous step.
+    const { NodeGetInfoError, queryCsiDriver } = await nodeInfoCalls();
     const highest = checkCsiRegister(name, versions, this.#drivers.get(name)?.highest);
     const previous = this.#drivers.get(name);
     const entry: DriverEntry = {

@@ -6,7 +6,7 @@
  * write such a node label; berth refuses the registration at once, naming the
  * segment and the bound, so a 3.9 MB topology is never stored.
  */
-import { clip } from '../../registration/index.js';
+import { clip } from '../../registration/registrar.js';
 
 export const CSI_TOPOLOGY_LIMITS = {
   /** Segments in accessible_topology (real drivers report a handful: zone, region, rack, node). */

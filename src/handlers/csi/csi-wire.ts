@@ -118,3 +118,14 @@ export const csiControllerMethods = {
 export const csiIdentityService: ServiceDefinition<typeof csiIdentityMethods> = csiIdentityMethods;
 /** `csi.v1.Node` (the subset berth uses). */
 export const csiNodeService: ServiceDefinition<typeof csiNodeMethods> = csiNodeMethods;
+
+// The generated messages a test driver or an example driver needs to answer berth.
+export {
+  GetPluginInfoResponseSchema,
+  NodeGetCapabilitiesResponseSchema,
+  NodeGetInfoRequestSchema,
+  NodeGetInfoResponseSchema,
+  NodeServiceCapability_RPC_Type,
+  ProbeResponseSchema,
+  TopologySchema,
+} from './gen/csi/v1/csi_pb.js';

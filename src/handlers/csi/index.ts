@@ -1,28 +1,15 @@
+// The handler folder's light entry: nothing here loads grpc-js or protobuf-es (the handlers load
+// their calls on first use). What a test or example driver needs to answer berth on the wire is
+// csi-wire.ts.
 export { CsiControllerHandler, createCsiControllerHandler } from './csi-controller-handler.js';
 export { CSIPlugin, type CsiDriverView, CsiHandler, createCsiHandler } from './csi-handler.js';
 export { CSI_DEFAULTS, csiOptions } from './csi-options.js';
+export { openCsiVolumeClient } from './csi-volume-client.js';
 export {
   CSI_ACCESS_MODES,
   CSI_RETRY_AFTER_SECONDS,
   type CsiAccessMode,
   type CsiMountCapability,
-  CsiVolumeClient,
+  type CsiVolumeClient,
   type CsiVolumeStats,
-  openCsiVolumeClient,
-} from './csi-volume-client.js';
-export {
-  csiControllerMethods,
-  csiIdentityService,
-  csiNodeService,
-  csiNodeVolumeMethods,
-} from './csi-wire.js';
-// The generated messages a test driver or an example driver needs to answer berth.
-export {
-  GetPluginInfoResponseSchema,
-  NodeGetCapabilitiesResponseSchema,
-  NodeGetInfoRequestSchema,
-  NodeGetInfoResponseSchema,
-  NodeServiceCapability_RPC_Type,
-  ProbeResponseSchema,
-  TopologySchema,
-} from './gen/csi/v1/csi_pb.js';
+} from './csi-volume-contract.js';

@@ -17,6 +17,7 @@ import {
   type DevicesChangedReason,
   LifecycleComponent,
   type Logger,
+  loadOnce,
 } from '../../common/index.js';
 import { probeConnect } from '../../registration/registrar.js';
 import { SerialQueues } from '../serial-queues.js';
@@ -29,8 +30,9 @@ import {
   type ResolvedDevicePluginManagerOptions,
   resolveDevicePluginManagerOptions,
 } from './device-plugin-options.js';
+import type { ListAndWatchResponse } from './device-plugin-wire.js';
 import { LegacyRegistrationServer } from './legacy-registration-server.js';
-import { PluginClient } from './plugin-client.js';
+import type { PluginClient } from './plugin-client.js';
 import type {
   AllocationRequest,
   AllocationView,
@@ -40,7 +42,9 @@ import type {
   ResourceState,
   ResourceView,
 } from './types.js';
-import type { ListAndWatchResponse } from './wire.js';
+
+/** The plugin client (grpc-js, the v1beta1 messages), loaded when the first plugin connects. */
+const deviceGrpc = loadOnce(() => import('./device-plugin-grpc.js'));
 
 const HEALTHY = 'Healthy';
 const UNHEALTHY = 'Unhealthy';
@@ -193,6 +197,7 @@ export class DevicePluginManager extends LifecycleComponent implements AsyncDisp
           `bad socketPath, must be an absolute path: ${endpoint}`,
         );
       }
+      const { PluginClient } = await deviceGrpc();
       const client = await this.#dials.run((signal) =>
         PluginClient.dial(endpoint, {
           dialTimeoutMs: this.#options.dialTimeoutMs,

@@ -12,8 +12,12 @@ import type { BuiltinHandler, HandlerServices, PluginHandler } from '../types.js
 import { createDevicePluginHandler, DevicePlugin } from '../version-handlers.js';
 import { createDevicePluginManager, type DevicePluginManager } from './device-manager.js';
 import { createDeviceManagerDelegate } from './device-plugin-handler.js';
-import { devicePluginHandlerOptions, LEGACY_SOCKET, type LegacyRecord } from './device-plugin-options.js';
-import { SUPPORTED_DEVICE_PLUGIN_VERSIONS } from './legacy-registration-server.js';
+import {
+  devicePluginHandlerOptions,
+  LEGACY_SOCKET,
+  type LegacyRecord,
+  SUPPORTED_DEVICE_PLUGIN_VERSIONS,
+} from './device-plugin-options.js';
 
 export interface DevicePluginBuiltinHandler extends BuiltinHandler {
   /** The inventory and allocations (the API's /v1/devices). */

@@ -15,6 +15,9 @@ import type { HandlerConfigOptions } from '../types.js';
 /** Where the legacy registration socket lives by default (under the data dir), and its file name. */
 export { DEVICE_PLUGIN_LEGACY_SOCKET as LEGACY_SOCKET } from '../types.js';
 
+/** The device plugin API versions berth's device manager speaks (the kubelet's SupportedVersions). */
+export const SUPPORTED_DEVICE_PLUGIN_VERSIONS: readonly string[] = ['v1beta1'];
+
 export const DEVICE_PLUGIN_DEFAULTS = {
   /** The kubelet's endpointStopGracePeriod: a disconnected resource is kept (unhealthy) this long. */
   gracePeriodMs: 5 * 60_000,

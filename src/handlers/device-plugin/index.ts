@@ -4,6 +4,9 @@ export { type ConnectOptions, createDevicePluginManager, DevicePluginManager } f
 export { createDevicePluginBuiltin, type DevicePluginBuiltinHandler } from './device-plugin-builtin.js';
 export { createDeviceManagerDelegate } from './device-plugin-handler.js';
 export type { DevicePluginHandlerOptions, DevicePluginManagerOptions } from './device-plugin-options.js';
+// What a test or example device plugin needs to answer berth on the wire is device-plugin-wire.ts;
+// the handler loads its gRPC side (device-plugin-grpc.ts) with the first plugin.
+export type { ListAndWatchResponse } from './device-plugin-wire.js';
 export type {
   AllocationRequest,
   AllocationResult,
@@ -13,15 +16,3 @@ export type {
   DeviceView,
   ResourceView,
 } from './types.js';
-// The wire definitions and generated messages a test or example device plugin needs to answer berth.
-export {
-  AllocateResponseSchema,
-  DevicePluginOptionsSchema,
-  devicePluginService,
-  deviceRegistrationService,
-  type ListAndWatchResponse,
-  ListAndWatchResponseSchema,
-  PreferredAllocationResponseSchema,
-  PreStartContainerResponseSchema,
-  RegisterRequestSchema,
-} from './wire.js';

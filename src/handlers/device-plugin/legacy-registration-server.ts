@@ -9,17 +9,15 @@
 import { lstatSync, mkdirSync, unlinkSync } from 'node:fs';
 import { connect } from 'node:net';
 import { isAbsolute, join, normalize } from 'node:path';
-import { create } from '@bufbuild/protobuf';
-import { Server, type ServerUnaryCall, type sendUnaryData, status } from '@grpc/grpc-js';
-import { BerthError, errorMessage, LifecycleComponent, type Logger } from '../../common/index.js';
+import type { Server, ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
+import { BerthError, errorMessage, LifecycleComponent, type Logger, loadOnce } from '../../common/index.js';
 import { listenUnixGrpc, type UnixGrpcListener } from '../../unix-grpc/index.js';
 import { goQuote, goQuotedList } from '../go-format.js';
 import { isExtendedResourceName } from '../resource-name.js';
-import { LEGACY_SOCKET } from './device-plugin-options.js';
-import { deviceRegistrationService, EmptySchema, type RegisterRequest } from './wire.js';
+import { LEGACY_SOCKET, SUPPORTED_DEVICE_PLUGIN_VERSIONS } from './device-plugin-options.js';
+import type { RegisterRequest } from './device-plugin-wire.js';
 
-/** The device plugin API versions berth's device manager speaks (the kubelet's SupportedVersions). */
-export const SUPPORTED_DEVICE_PLUGIN_VERSIONS: readonly string[] = ['v1beta1'];
+const deviceGrpc = loadOnce(() => import('./device-plugin-grpc.js'));
 /** The registration socket's file name inside its directory. */
 export const KUBELET_SOCKET_NAME = LEGACY_SOCKET.name;
 const CLOSE_GRACE_MS = 2_000;
@@ -58,7 +56,8 @@ export function checkRegisterRequest(
  * stop() gives a Register in flight a moment, then closes and removes the socket.
  */
 export class LegacyRegistrationServer extends LifecycleComponent {
-  readonly #server = new Server();
+  /** Built with the first connection (listenUnixGrpc): a daemon no plugin dials loads no gRPC. */
+  #server: Server | undefined;
   readonly socketPath: string;
   #listener: UnixGrpcListener | undefined;
 
@@ -69,7 +68,16 @@ export class LegacyRegistrationServer extends LifecycleComponent {
   ) {
     super();
     this.socketPath = join(socketDir, KUBELET_SOCKET_NAME);
-    this.#server.addService(deviceRegistrationService, {
+  }
+
+  async #buildServer(): Promise<Server> {
+    const { create, deviceRegistrationService, EmptySchema, Server, status } = await deviceGrpc();
+    // A stop that began while gRPC loaded found no server to shut down: refuse the connection.
+    if (this.state === 'stopping' || this.state === 'stopped') {
+      throw new Error('the legacy registration server is stopping');
+    }
+    const server = new Server();
+    server.addService(deviceRegistrationService, {
       register: (call: ServerUnaryCall<RegisterRequest, unknown>, callback: sendUnaryData<unknown>) => {
         void this.#register(call.request).then(
           () => callback(null, create(EmptySchema)),
@@ -77,6 +85,8 @@ export class LegacyRegistrationServer extends LifecycleComponent {
         );
       },
     });
+    this.#server = server;
+    return server;
   }
 
   async #register(request: RegisterRequest): Promise<void> {
@@ -105,7 +115,7 @@ export class LegacyRegistrationServer extends LifecycleComponent {
     }
     await removeStaleSocket(this.socketPath);
     try {
-      this.#listener = await listenUnixGrpc(this.#server, this.socketPath, {
+      this.#listener = await listenUnixGrpc(() => this.#buildServer(), this.socketPath, {
         onRefused: (err) =>
           this.logger.warn({ err, socket: this.socketPath }, 'closed a registration connection'),
       });
@@ -127,6 +137,7 @@ export class LegacyRegistrationServer extends LifecycleComponent {
       // timer holds the event loop: grpc-js may never call tryShutdown's callback (a session
       // destroyed but not yet closed), and the stop must still end.
       let done = false;
+      let force: NodeJS.Timeout | undefined;
       const finish = () => {
         if (done) return;
         done = true;
@@ -140,12 +151,17 @@ export class LegacyRegistrationServer extends LifecycleComponent {
         }
         resolve();
       };
-      const force = setTimeout(() => {
-        this.#server.forceShutdown();
+      const server = this.#server;
+      void this.#listener?.close();
+      if (server === undefined) {
+        finish(); // no connection ever came: nothing to shut down
+        return;
+      }
+      force = setTimeout(() => {
+        server.forceShutdown();
         finish();
       }, CLOSE_GRACE_MS);
-      void this.#listener?.close();
-      this.#server.tryShutdown(finish);
+      server.tryShutdown(finish);
     });
   }
 }

@@ -16,7 +16,6 @@ import {
   type ServiceError,
 } from '@grpc/grpc-js';
 import { BerthError, errorMessage } from '../../common/index.js';
-import type { AllocationResult, DevicePluginOptionsView } from './types.js';
 import {
   AllocateRequestSchema,
   type AllocateResponse,
@@ -25,7 +24,8 @@ import {
   type ListAndWatchResponse,
   PreferredAllocationRequestSchema,
   PreStartContainerRequestSchema,
-} from './wire.js';
+} from './device-plugin-wire.js';
+import type { AllocationResult, DevicePluginOptionsView } from './types.js';
 
 export interface PluginClientOptions {
   dialTimeoutMs: number;

@@ -8,8 +8,13 @@
  * `driver-unusable` (the moment the kubelet wipes the driver's slices); a
  * registration or reconnect inside the delay cancels it.
  */
-import { BerthError, type ClockTimer, LifecycleComponent, type Logger } from '../../common/index.js';
-import { callUnary } from '../../registration/index.js';
+import {
+  BerthError,
+  type ClockTimer,
+  LifecycleComponent,
+  type Logger,
+  loadOnce,
+} from '../../common/index.js';
 import { grpcErrorText } from '../grpc-error-text.js';
 import type {
   BuiltinHandler,
@@ -19,10 +24,13 @@ import type {
   RegisterContext,
 } from '../types.js';
 import { type ClaimResult, type ClaimsResult, checkClaims, missingText } from './dra-claims.js';
-import { type ConnectionState, DraConnection } from './dra-connection.js';
+import type { ConnectionState, DraConnection } from './dra-connection.js';
 import { type DraHandlerOptions, draOptions } from './dra-options.js';
 import { chooseDraService, type DraService } from './dra-services.js';
-import { type ClaimRef, draApis } from './dra-wire.js';
+import type { ClaimRef } from './dra-wire.js';
+
+/** The gRPC side (grpc-js, the dra v1 and v1beta1 messages), loaded when the first driver registers. */
+const draGrpc = loadOnce(() => import('./dra-grpc.js'));
 
 export const DRAPlugin = 'DRAPlugin';
 
@@ -105,6 +113,8 @@ export class DraHandler extends LifecycleComponent implements BuiltinHandler {
   }
 
   async registerPlugin(name: string, endpoint: string, versions: string[], context: RegisterContext) {
+    // Loaded before the checks, so the checks and the instance's entry below stay one synchronous step.
+    const { DraConnection } = await draGrpc();
     if (this.#stopped) throw new BerthError('BERTH_SHUT_DOWN', 'the DRA handler is stopped');
     const choice = chooseDraService(name, endpoint, versions);
     if (!choice.ok) throw new BerthError('BERTH_REGISTER_FAILED', choice.error);
@@ -264,6 +274,7 @@ export class DraHandler extends LifecycleComponent implements BuiltinHandler {
     this.#refuseWhenObserving('NodePrepareResources', name);
     checkClaims(claims, this.#options.maxClaimsPerCall);
     const instance = this.#choose(name);
+    const { callUnary, draApis } = await draGrpc(); // loaded when the instance registered
     const api = draApis[instance.service];
     const response = await this.#call('NodePrepareResources', instance, () =>
       callUnary(
@@ -299,6 +310,7 @@ export class DraHandler extends LifecycleComponent implements BuiltinHandler {
     this.#refuseWhenObserving('NodeUnprepareResources', name);
     checkClaims(claims, this.#options.maxClaimsPerCall);
     const instance = this.#choose(name);
+    const { callUnary, draApis } = await draGrpc(); // loaded when the instance registered
     const api = draApis[instance.service];
     const response = await this.#call('NodeUnprepareResources', instance, () =>
       callUnary(

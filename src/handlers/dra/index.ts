@@ -8,4 +8,5 @@ export {
 } from './dra-handler.js';
 export { DRA_DEFAULTS } from './dra-options.js';
 export { type DraService, draServicesSupported } from './dra-services.js';
-export { type ClaimRef, draApis, type PrepareResponse, type UnprepareResponse } from './dra-wire.js';
+// What a test or example driver needs to answer berth on the wire is dra-wire.ts.
+export type { ClaimRef, PrepareResponse, UnprepareResponse } from './dra-wire.js';

@@ -14,7 +14,7 @@ import {
   NodeServiceCapability_RPC_Type,
   ProbeResponseSchema,
   TopologySchema,
-} from '../../handlers/csi/index.js';
+} from '../../handlers/csi/csi-wire.js';
 import { type GrpcTestServer, grpcServiceError, startGrpcTestServer } from './grpc-test-server.js';
 
 export interface CsiTestDriverBehaviour {

@@ -27,7 +27,7 @@ import {
   PreferredAllocationResponseSchema,
   PreStartContainerResponseSchema,
   RegisterRequestSchema,
-} from '../../handlers/device-plugin/index.js';
+} from '../../handlers/device-plugin/device-plugin-wire.js';
 import { listenUnixGrpc, type UnixGrpcListener } from '../../unix-grpc/index.js';
 
 export interface StubDevice {

@@ -5,13 +5,8 @@
  * a failing call), and every call's claim UIDs are recorded.
  */
 import { status as grpcStatus, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js';
-import {
-  type ClaimRef,
-  type DraService,
-  draApis,
-  type PrepareResponse,
-  type UnprepareResponse,
-} from '../../handlers/dra/index.js';
+import { draApis } from '../../handlers/dra/dra-wire.js';
+import type { ClaimRef, DraService, PrepareResponse, UnprepareResponse } from '../../handlers/dra/index.js';
 
 import { type GrpcTestServer, grpcServiceError, startGrpcTestServer } from './grpc-test-server.js';
 
