@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import Database from 'better-sqlite3';
 import { BerthError, errorMessage } from '../common/index.js';
@@ -32,6 +32,16 @@ export function diskFullError(message: string, cause: unknown, path?: string): B
     `${message}: the disk is full (${errorMessage(cause)}); free space on it: berth retries by itself and loses nothing`,
     { cause, details: { ...(path === undefined ? {} : { path }), diskFull: true } },
   );
+}
+
+/**
+ * True when a small store's SQLite file (device allocations, CSI volume
+ * state) does not exist yet, nor a write-ahead log of one: the store then
+ * holds nothing and creates its file with its first write. Creating those
+ * files at every start cost a fresh daemon about 6 ms of its start (issue 20).
+ */
+export function storeNotCreated(path: string): boolean {
+  return path !== ':memory:' && !existsSync(path) && !existsSync(`${path}-wal`);
 }
 
 /**

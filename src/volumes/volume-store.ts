@@ -12,7 +12,13 @@ import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { BerthError, errorMessage } from '../common/index.js';
-import { applyWalBounds, diskFullError, isDiskFull, openReadOnlyCopy } from '../storage/index.js';
+import {
+  applyWalBounds,
+  diskFullError,
+  isDiskFull,
+  openReadOnlyCopy,
+  storeNotCreated,
+} from '../storage/index.js';
 import type { PublishOptions } from './types.js';
 
 export interface StoredVolume {
@@ -67,12 +73,15 @@ function record(text: string, what: string): Record<string, string> {
 }
 
 export class VolumeStore {
-  #db: Database.Database;
+  /** Undefined until the file exists: a node that never used a CSI volume has no csi-volumes.db. */
+  #db: Database.Database | undefined;
   /** Set while only an in-memory copy could be opened (a full disk at start): why writes fail. */
   #readOnly: BerthError | undefined;
   #closed = false;
 
   constructor(readonly path: string) {
+    // Nothing was ever recorded: the first write creates the file (#write).
+    if (storeNotCreated(path)) return;
     try {
       this.#db = openWritable(path);
     } catch (err) {
@@ -106,6 +115,7 @@ export class VolumeStore {
 
   load(): VolumeStoreContents {
     const problems: string[] = [];
+    if (this.#db === undefined) return { volumes: [], attachments: [], publications: [], problems };
     const volumes: StoredVolume[] = [];
     for (const row of this.#db.prepare('SELECT * FROM volumes ORDER BY rowid').all() as Array<
       Record<string, unknown>
@@ -226,13 +236,14 @@ export class VolumeStore {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#db.close();
+    this.#db?.close();
   }
 
   #write(sql: string, ...params: unknown[]): void {
     if (this.#readOnly !== undefined) this.#leaveReadOnly(this.#readOnly);
+    const db = this.#db ?? this.#create();
     try {
-      this.#db.prepare(sql).run(...params);
+      db.prepare(sql).run(...params);
     } catch (err) {
       const message = `writing CSI volume state ${this.path} failed`;
       throw isDiskFull(err)
@@ -251,9 +262,21 @@ export class VolumeStore {
         ? diskFullError(`writing CSI volume state ${this.path} failed`, err, this.path)
         : reason;
     }
-    this.#db.close();
+    this.#db?.close();
     this.#db = db;
     this.#readOnly = undefined;
+  }
+
+  /** The first write of a store that had no file: creates it (owner-only, WAL, the schema). */
+  #create(): Database.Database {
+    try {
+      this.#db = openWritable(this.path);
+    } catch (err) {
+      if (isDiskFull(err))
+        throw diskFullError(`creating CSI volume state ${this.path} failed`, err, this.path);
+      throw BerthError.from(err, 'BERTH_STORAGE_FAILED', `cannot create CSI volume state ${this.path}`);
+    }
+    return this.#db;
   }
 }
 

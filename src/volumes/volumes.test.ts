@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { BerthError, silentLogger } from '../common/index.js';
 import { createTempDir, FakeClock } from '../testing/index.js';
@@ -8,6 +8,7 @@ import { ephemeralVolumeId, inlineVolumesOf } from './pod-inline-volumes.js';
 import { VolumeManager } from './volume-manager.js';
 import { checkPathComponent, volumePaths } from './volume-paths.js';
 import { VolumeQueue } from './volume-queue.js';
+import { VolumeStore } from './volume-store.js';
 
 describe('CSI volume path components', () => {
   it('accepts one safe component of at most 128 bytes', () => {
@@ -197,5 +198,33 @@ describe('the volume manager in observe mode', () => {
       await manager.stop();
       dir.remove();
     }
+  });
+});
+
+describe('the CSI volume store', () => {
+  it('has no file until its first write, then creates it owner-only and reads it back after a reopen', (t) => {
+    const dir = createTempDir();
+    t.after(() => dir.remove());
+    const path = dir.join('state', 'csi-volumes.db');
+    const store = new VolumeStore(path);
+    t.after(() => store.close());
+    assert.deepEqual(store.load(), { volumes: [], attachments: [], publications: [], problems: [] });
+    assert.equal(existsSync(path), false, 'nothing recorded, no file');
+    store.putVolume({
+      driver: 'hostpath.csi.example.com',
+      volumeId: 'v1',
+      name: 'data',
+      capacityBytes: 1024,
+      volumeContext: {},
+      accessibleTopology: [],
+      createdAt: 1,
+    });
+    assert.equal(statSync(path).mode & 0o777, 0o600);
+    const reopened = new VolumeStore(path);
+    t.after(() => reopened.close());
+    assert.deepEqual(
+      reopened.load().volumes.map((v) => [v.driver, v.volumeId, v.name]),
+      [['hostpath.csi.example.com', 'v1', 'data']],
+    );
   });
 });

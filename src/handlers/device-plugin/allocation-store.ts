@@ -14,7 +14,13 @@ import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { BerthError, errorMessage } from '../../common/index.js';
-import { applyWalBounds, diskFullError, isDiskFull, openReadOnlyCopy } from '../../storage/index.js';
+import {
+  applyWalBounds,
+  diskFullError,
+  isDiskFull,
+  openReadOnlyCopy,
+  storeNotCreated,
+} from '../../storage/index.js';
 import type { AllocationResult } from './types.js';
 
 export interface StoredAllocation {
@@ -34,7 +40,8 @@ export interface LoadResult {
 const SCHEMA_VERSION = 1;
 
 export class AllocationStore {
-  #db: Database.Database;
+  /** Undefined until the file exists: a node that never allocated a device has no devices.db. */
+  #db: Database.Database | undefined;
   #insert!: Database.Statement;
   #delete!: Database.Statement;
   /** Set while only an in-memory copy could be opened (a full disk): why writes fail. */
@@ -42,8 +49,11 @@ export class AllocationStore {
   #closed = false;
 
   constructor(readonly path: string) {
+    // Nothing was ever recorded: the first allocation creates the file (#write).
+    if (storeNotCreated(path)) return;
+    let db: Database.Database;
     try {
-      this.#db = openWritable(path);
+      db = openWritable(path);
     } catch (err) {
       if (err instanceof BerthError) throw err;
       if (!isDiskFull(err)) {
@@ -55,8 +65,8 @@ export class AllocationStore {
       }
       this.#readOnly = diskFullError(`cannot open device allocations ${path}`, err, path);
       try {
-        this.#db = openReadOnlyCopy(path);
-        if (!this.#db.readonly) createSchema(this.#db);
+        db = openReadOnlyCopy(path);
+        if (!db.readonly) createSchema(db);
       } catch (copyErr) {
         throw new BerthError(
           'BERTH_STORAGE_FAILED',
@@ -65,7 +75,8 @@ export class AllocationStore {
         );
       }
     }
-    this.#prepareStatements();
+    this.#db = db;
+    this.#prepareStatements(db);
   }
 
   /** Why writes are refused, while the store runs from a read-only copy. */
@@ -73,11 +84,11 @@ export class AllocationStore {
     return this.#readOnly;
   }
 
-  #prepareStatements(): void {
-    this.#insert = this.#db.prepare(
+  #prepareStatements(db: Database.Database): void {
+    this.#insert = db.prepare(
       'INSERT INTO allocations (resource, workload, device_ids, result, allocated_at) VALUES (?, ?, ?, ?, ?)',
     );
-    this.#delete = this.#db.prepare('DELETE FROM allocations WHERE resource = ? AND workload = ?');
+    this.#delete = db.prepare('DELETE FROM allocations WHERE resource = ? AND workload = ?');
   }
 
   /** Swaps the read-only copy for the real file once it opens; throws the full-disk error while it does not. */
@@ -90,13 +101,28 @@ export class AllocationStore {
         ? diskFullError(`writing device allocations ${this.path} failed`, err, this.path)
         : reason;
     }
-    this.#db.close();
+    this.#db?.close();
     this.#db = db;
     this.#readOnly = undefined;
-    this.#prepareStatements();
+    this.#prepareStatements(db);
+  }
+
+  /** The first write of a store that had no file: creates it (owner-only, WAL, the schema). */
+  #create(): void {
+    let db: Database.Database;
+    try {
+      db = openWritable(this.path);
+    } catch (err) {
+      if (isDiskFull(err))
+        throw diskFullError(`creating device allocations ${this.path} failed`, err, this.path);
+      throw BerthError.from(err, 'BERTH_STORAGE_FAILED', `cannot create device allocations ${this.path}`);
+    }
+    this.#db = db;
+    this.#prepareStatements(db);
   }
 
   load(): LoadResult {
+    if (this.#db === undefined) return { allocations: [], problems: [] };
     const rows = this.#db
       .prepare('SELECT resource, workload, device_ids, result, allocated_at FROM allocations ORDER BY rowid')
       .all() as Array<{
@@ -149,11 +175,12 @@ export class AllocationStore {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#db.close();
+    this.#db?.close();
   }
 
   #write<T>(run: () => T): T {
     if (this.#readOnly !== undefined) this.#leaveReadOnly(this.#readOnly);
+    else if (this.#db === undefined) this.#create();
     try {
       return run();
     } catch (err) {

@@ -6,7 +6,7 @@
  * turned unhealthy while allocated.
  */
 import assert from 'node:assert/strict';
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
@@ -14,6 +14,7 @@ import { isBerthError } from '../../common/index.js';
 import { type DevicePluginStub, startDevicePluginStub } from '../../testing/harness/index.js';
 import { createTempDir, FakeClock, waitFor } from '../../testing/index.js';
 import { pickPreferred } from './allocation-request.js';
+import { AllocationStore } from './allocation-store.js';
 import { createDevicePluginManager, type DevicePluginManager } from './device-manager.js';
 
 const RESOURCE = 'example.com/gpu';
@@ -288,21 +289,37 @@ test('the allocation file is WAL with synchronous=FULL, and a corrupt row is rep
   assert.match(events[0] ?? '', /^allocation example.com\/gpu\/broken: /);
 });
 
-test('devices.db is owner-only (0600) even under umask 000', async (t) => {
+test('devices.db is created by the first allocation, owner-only (0600) even under umask 000', async (t) => {
   const dir = createTempDir();
   t.after(() => dir.remove());
+  const path = dir.join('state', 'devices.db');
+  const manager = createDevicePluginManager({ databasePath: path, clock: new FakeClock() });
+  await manager.start();
+  t.after(() => manager.stop());
+  assert.equal(existsSync(path), false, 'no file while nothing was allocated');
+  assert.deepEqual(manager.list(), []);
+  const store = new AllocationStore(path);
+  t.after(() => store.close());
+  assert.deepEqual(store.load(), { allocations: [], problems: [] });
   const previous = process.umask(0);
-  let manager: DevicePluginManager;
   try {
-    manager = createDevicePluginManager({
-      databasePath: dir.join('state', 'devices.db'),
-      clock: new FakeClock(),
+    store.add({
+      resource: 'example.com/gpu',
+      workload: 'w1',
+      deviceIds: ['d1'],
+      result: { envs: {}, mounts: [], devices: [], annotations: {}, cdiDevices: [] },
+      allocatedAt: 1,
     });
-    await manager.start();
   } finally {
     process.umask(previous);
   }
-  t.after(() => manager.stop());
-  assert.equal(statSync(dir.join('state', 'devices.db')).mode & 0o777, 0o600);
+  assert.equal(statSync(path).mode & 0o777, 0o600);
   assert.equal(statSync(dir.join('state')).mode & 0o777, 0o700);
+  // Another store on the same file reads what the first one created.
+  const reopened = new AllocationStore(path);
+  t.after(() => reopened.close());
+  assert.deepEqual(
+    reopened.load().allocations.map((a) => [a.resource, a.workload, a.deviceIds]),
+    [['example.com/gpu', 'w1', ['d1']]],
+  );
 });

@@ -11,7 +11,7 @@ import { recordingServices, startDevicePluginStub } from '../../testing/harness/
 import { createTempDir, FakeClock, RecordingHandler, waitFor } from '../../testing/index.js';
 import { createDevicePluginBuiltin } from './device-plugin-builtin.js';
 
-test('built from services: devices.db and device-plugins/kubelet.sock under the data dir, events to the sink', async (t) => {
+test('built from services: device-plugins/kubelet.sock under the data dir (devices.db once something is allocated), events to the sink', async (t) => {
   const dir = createTempDir('berth-dpb-');
   t.after(() => dir.remove());
   const clock = new FakeClock();
@@ -22,7 +22,8 @@ test('built from services: devices.db and device-plugins/kubelet.sock under the 
   await handler.start?.();
   assert.equal(handler.type, 'DevicePlugin');
   assert.equal(handler.manager.registrationSocketPath, dir.join('device-plugins', 'kubelet.sock'));
-  assert.ok(existsSync(dir.join('devices.db')));
+  assert.ok(existsSync(dir.join('device-plugins', 'kubelet.sock')));
+  assert.ok(!existsSync(dir.join('devices.db')), 'devices.db is created by the first allocation');
 
   const context = { type: 'DevicePlugin', socketPath: dir.join('reg.sock'), foundInDeprecatedDir: false };
   await assert.rejects(async () => handler.validatePlugin('gpu', '/x.sock', ['v1beta1'], context), {
