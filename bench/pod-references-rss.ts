@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const raised = process.argv.includes('--caps=raised');
-const MAIN = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+const MAIN = fileURLToPath(new URL('../src/cli/main.cjs', import.meta.url));
 
 function rssMb(pid: number): number {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8')

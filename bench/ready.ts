@@ -22,7 +22,7 @@ import { makeTempDir, nowMs } from './lib/timing.js';
 const QUICK = process.env.BENCH_QUICK === '1';
 const ROUNDS = Number(process.env.BENCH_READY_ROUNDS ?? (QUICK ? 5 : 15));
 /** The bin (package.json): BENCH_READY_MAIN names another entry to compare. */
-const MAIN = process.env.BENCH_READY_MAIN ?? fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+const MAIN = process.env.BENCH_READY_MAIN ?? fileURLToPath(new URL('../src/cli/main.cjs', import.meta.url));
 /**
  * BENCH_READY_COMPARE=<entry>: the same measurements of another entry (e.g. an older build),
  * interleaved; `unbundled` is the bin with BERTH_NO_BUNDLE=1 (every module loaded from dist/src).

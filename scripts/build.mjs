@@ -21,13 +21,13 @@ const dist = join(root, 'dist');
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const result = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json')], { stdio: 'inherit' });
 if (result.status !== 0) process.exit(result.status ?? 1);
-chmodSync(join(dist, 'src/cli/main.js'), 0o755);
+chmodSync(join(dist, 'src/cli/main.cjs'), 0o755);
 
-/** The .ts file a compiled file came from (dist/src/a/b.js.map -> src/a/b.ts). */
+/** The .ts file a compiled file came from (dist/src/a/b.js.map -> src/a/b.ts; .cjs -> .cts). */
 function sourceOf(file) {
   const rel = relative(dist, file);
-  const base = rel.replace(/(\.d)?\.(js|ts)(\.map)?$/, '');
-  return base === rel ? undefined : join(root, `${base}.ts`);
+  const match = /(\.d)?\.(c?)(js|ts)(\.map)?$/.exec(rel);
+  return match === null ? undefined : join(root, `${rel.slice(0, match.index)}.${match[2]}ts`);
 }
 
 /** Deletes compiled files without a source; returns whether the directory is now empty. */
@@ -49,7 +49,7 @@ function prune(dir) {
 prune(dist);
 
 // The bundles (scripts/bundle.mjs): the CLI, the SQLite writer thread's entry
-// and the daemon in a few files under dist/bundle/, which dist/src/cli/main.js
+// and the daemon in a few files under dist/bundle/, which dist/src/cli/main.cjs
 // (the bin) loads when they exist. Loading berth's ~400 modules and their
 // dependencies one by one was most of `berth run`'s start (resolution,
 // package.json reads, stat and open calls per module).

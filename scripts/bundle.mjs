@@ -5,7 +5,7 @@
 //   CLI, and sqlite-writer-worker.js the SQLite writer thread's entry.
 // - run-entry.cjs (CommonJS, one file) is the part of the CLI a plain `berth
 //   run` needs (no commander, no other command: cli/run-args.ts) with the
-//   code-cache loader, which main.js require()s: loading it and the loader
+//   code-cache loader, which main.cjs require()s: loading it and the loader
 //   as ES modules (seven chunks, then the loader's own import()) took about
 //   12 ms, most of it the ES module loader's own steps.
 // - daemon-<hash>.cjs (CommonJS, one file) is the daemon, which `berth run`

@@ -33,7 +33,7 @@ step "npm pack (prepack builds)"
 TARBALL=$WORK/berth-$VERSION.tgz
 [ -f "$TARBALL" ] || fail "npm pack made no $TARBALL"
 listing=$(tar -tzf "$TARBALL")
-for path in package/dist/src/cli/main.js package/LICENSE package/CHANGELOG.md package/deploy/Containerfile; do
+for path in package/dist/src/cli/main.cjs package/LICENSE package/CHANGELOG.md package/deploy/Containerfile; do
   grep -qx "$path" <<<"$listing" || fail "$path is not in the tarball"
 done
 if grep -E '\.test\.|/fixtures/|^package/(test|dist/test)/' <<<"$listing"; then fail "tests in the tarball"; fi

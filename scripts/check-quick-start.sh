@@ -48,7 +48,7 @@ for _ in $(seq 1 600); do
 done
 grep '^berth: watching' "$WORK/daemon.out" || fail "npm start printed no start-up line within 300 s"
 # The daemon is npm's grandchild (npm -> sh -> node): the node process running from the clone.
-for pid in $(pgrep -f 'dist/src/cli/main.js run' || true); do
+for pid in $(pgrep -f 'dist/src/cli/main.cjs run' || true); do
   [ "$(readlink "/proc/$pid/cwd" 2>/dev/null)" = "$CLONE" ] && DAEMON_PID=$pid
 done
 [ -n "$DAEMON_PID" ] || fail "cannot find the daemon process npm start began"
@@ -66,7 +66,7 @@ grep -q 'skipping npm ci' "$WORK/ci.log" || fail ".ci/run reinstalled node_modul
 
 step "the daemon is still up and ready, and stops cleanly"
 kill -0 "$DAEMON_PID" 2>/dev/null || fail "the daemon died while .ci/run ran (see $WORK/daemon.err)"
-(cd "$CLONE" && "${fresh_env[@]}" node dist/src/cli/main.js status >/dev/null) || fail "berth status failed"
+(cd "$CLONE" && "${fresh_env[@]}" node dist/src/cli/main.cjs status >/dev/null) || fail "berth status failed"
 kill -TERM "$DAEMON_PID"
 rc=0
 wait "$NPM_PID" || rc=$?

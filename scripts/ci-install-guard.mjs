@@ -53,7 +53,7 @@ function mismatch() {
   return undefined;
 }
 
-/** berth daemons (`.../dist/src/cli/main.js run`) started from this checkout. */
+/** berth daemons (`.../dist/src/cli/main.cjs run`) started from this checkout. */
 function daemonsFromHere() {
   const found = [];
   let pids = [];
@@ -62,7 +62,7 @@ function daemonsFromHere() {
   } catch {
     return found; // no /proc: cannot tell, assume none
   }
-  const main = join(root, 'dist', 'src', 'cli', 'main.js');
+  const main = join(root, 'dist', 'src', 'cli', 'main.cjs');
   for (const pid of pids) {
     let argv;
     let cwd;
@@ -72,7 +72,7 @@ function daemonsFromHere() {
     } catch {
       continue; // gone, or not ours to read
     }
-    const script = argv.find((arg) => arg.endsWith(join('dist', 'src', 'cli', 'main.js')));
+    const script = argv.find((arg) => arg.endsWith(join('dist', 'src', 'cli', 'main.cjs')));
     if (script === undefined || !argv.includes('run')) continue;
     if (resolve(cwd, script) === main) found.push(`${pid} (${argv.join(' ')})`);
   }

@@ -2,7 +2,7 @@
 // load hook in its own thread appends each URL to a file) plus every CommonJS
 // file require() pulls in behind them (require.cache at exit). Node built-ins
 // are not counted. Usage: node scripts/count-loaded-modules.mjs berth/plugin-node [--list]
-// [-- args the imported module sees in process.argv, e.g. ./dist/src/cli/main.js -- --version]
+// [-- args the imported module sees in process.argv, e.g. ./dist/src/cli/main.cjs -- --version]
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -24,7 +24,7 @@ export async function warmCodeCache(dist, bundle, manifestName) {
   delete env.NOTIFY_SOCKET;
   const child = spawn(
     process.execPath,
-    [join(dist, 'src/cli/main.js'), 'run', '--data-dir', dir, '--log-level', 'error'],
+    [join(dist, 'src/cli/main.cjs'), 'run', '--data-dir', dir, '--log-level', 'error'],
     { stdio: ['ignore', 'ignore', 'inherit'], env },
   );
   const exited = new Promise((done) => child.once('exit', (code, signal) => done(code ?? signal)));

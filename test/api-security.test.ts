@@ -18,10 +18,10 @@ import { silentLogger } from '../src/common/index.js';
 import type { ConfigFile } from '../src/daemon/index.js';
 import { createDaemon, type Daemon, resolveDaemonConfig } from '../src/daemon/index.js';
 import { createExamplePlugin } from '../src/registration/index.js';
-import { siblingModule, spawnModule } from '../src/testing/harness/index.js';
+import { BERTH_CLI, spawnModule } from '../src/testing/harness/index.js';
 import { createTempDir, type TempDir, waitFor } from '../src/testing/index.js';
 
-const MAIN = siblingModule(import.meta.url, '../src/cli/main');
+const MAIN = BERTH_CLI;
 const EXAMPLE = 'example.com/berth-example';
 
 interface Answer {

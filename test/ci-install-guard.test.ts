@@ -75,13 +75,13 @@ test('ci-install-guard: install, skip when current, refuse under a running daemo
   });
 
   await t.test('stale node_modules under a daemon from this checkout: refuse, naming it', async () => {
-    // A stand-in for `node dist/src/cli/main.js run` started in the checkout (npm start).
-    const main = join(checkout, 'dist', 'src', 'cli', 'main.js');
+    // A stand-in for `node dist/src/cli/main.cjs run` started in the checkout (npm start).
+    const main = join(checkout, 'dist', 'src', 'cli', 'main.cjs');
     mkdirSync(join(main, '..'), { recursive: true });
     writeFileSync(main, "console.log('berth: watching'); setInterval(() => {}, 60_000);\n");
     const children = new Set<ChildProcess>();
     const daemon = trackChild(
-      spawn(process.execPath, ['dist/src/cli/main.js', 'run'], { cwd: checkout, stdio: 'pipe' }),
+      spawn(process.execPath, ['dist/src/cli/main.cjs', 'run'], { cwd: checkout, stdio: 'pipe' }),
       children,
     );
     try {

@@ -15,8 +15,8 @@ import { silentLogger } from '../src/common/index.js';
 import { createDaemon, type Daemon, resolveDaemonConfig } from '../src/daemon/index.js';
 import { createExamplePlugin } from '../src/registration/index.js';
 import {
+  BERTH_CLI,
   runModule,
-  siblingModule,
   spawnModule,
   stopChild,
   trackChild,
@@ -24,7 +24,7 @@ import {
 } from '../src/testing/harness/index.js';
 import { createTempDir, type TempDir, waitFor } from '../src/testing/index.js';
 
-const MAIN = siblingModule(import.meta.url, '../src/cli/main');
+const MAIN = BERTH_CLI;
 const EXAMPLE = 'example.com/berth-example';
 
 async function startDaemon(dir: TempDir): Promise<Daemon> {

@@ -11,10 +11,10 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { describe, it } from 'node:test';
 import { silentLogger } from '../src/common/index.js';
 import { createDaemon, resolveDaemonConfig } from '../src/daemon/index.js';
-import { runModule, siblingModule } from '../src/testing/harness/index.js';
+import { BERTH_CLI, runModule } from '../src/testing/harness/index.js';
 import { createTempDir } from '../src/testing/index.js';
 
-const MAIN = siblingModule(import.meta.url, '../src/cli/main');
+const MAIN = BERTH_CLI;
 
 /** Answers every request 401 as a berth daemon would, and keeps the headers it got. */
 async function recordingServer(): Promise<{ server: Server; port: number; seen: IncomingHttpHeaders[] }> {

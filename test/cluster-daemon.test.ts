@@ -9,10 +9,10 @@ import { after, before, describe, test } from 'node:test';
 import { silentLogger } from '../src/common/index.js';
 import { createDaemon, resolveDaemonConfig } from '../src/daemon/index.js';
 import { createExamplePlugin } from '../src/registration/index.js';
-import { type EtcdServer, runModule, siblingModule, startEtcdServer } from '../src/testing/harness/index.js';
+import { BERTH_CLI, type EtcdServer, runModule, startEtcdServer } from '../src/testing/harness/index.js';
 import { createTempDir, waitFor } from '../src/testing/index.js';
 
-const MAIN = siblingModule(import.meta.url, '../src/cli/main');
+const MAIN = BERTH_CLI;
 
 /** Runs the real `berth` CLI to completion. */
 const cli = (args: string[]) => runModule(MAIN, args);

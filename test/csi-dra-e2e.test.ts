@@ -8,11 +8,11 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
-import { runModule, siblingModule, spawnModule, stopChild } from '../src/testing/harness/index.js';
+import { BERTH_CLI, runModule, spawnModule, stopChild } from '../src/testing/harness/index.js';
 import { createTempDir, waitFor } from '../src/testing/index.js';
 import { requirePythonGrpc, spawnPythonScript } from './fixtures/python-plugin.js';
 
-const MAIN = siblingModule(import.meta.url, '../src/cli/main');
+const MAIN = BERTH_CLI;
 
 /** Runs the real `berth` CLI to completion. */
 const cli = (args: string[]) => runModule(MAIN, args);

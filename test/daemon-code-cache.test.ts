@@ -12,7 +12,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import {
-  siblingModule,
+  BERTH_CLI,
   spawnModule,
   stopChild,
   type TrackedChild,
@@ -20,7 +20,7 @@ import {
 } from '../src/testing/harness/index.js';
 import { createTempDir, waitFor } from '../src/testing/index.js';
 
-const MAIN = siblingModule(import.meta.url, '../src/cli/main');
+const MAIN = BERTH_CLI;
 const BUNDLE_DIR = new URL('../bundle/', import.meta.url);
 
 function readyz(socketPath: string): Promise<number> {

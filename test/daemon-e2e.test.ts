@@ -13,8 +13,8 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import {
+  BERTH_CLI,
   runModule,
-  siblingModule,
   spawnModule,
   stopChild,
   trackChild,
@@ -23,7 +23,7 @@ import {
 import { createTempDir, waitFor } from '../src/testing/index.js';
 import { pythonGrpcUnavailable, spawnPythonPlugin } from './fixtures/python-plugin.js';
 
-const MAIN = siblingModule(import.meta.url, '../src/cli/main');
+const MAIN = BERTH_CLI;
 const EXAMPLE_TYPE = 'example.com/berth-example';
 const PYTHON_TYPE = 'example.com/python-interop';
 

@@ -12,8 +12,8 @@ import { request } from 'node:http';
 import { test } from 'node:test';
 import puppeteer from 'puppeteer-core';
 import {
+  BERTH_CLI,
   runModule,
-  siblingModule,
   spawnModule,
   stopChild,
   trackChild,
@@ -24,7 +24,7 @@ import { createTempDir, waitFor } from '../src/testing/index.js';
 /** What the tests read of a DOM element (the test is compiled without the DOM library). */
 type Cell = { textContent: string | null };
 
-const MAIN = siblingModule(import.meta.url, '../src/cli/main');
+const MAIN = BERTH_CLI;
 const CHROMIUM = '/usr/bin/chromium';
 
 function get(port: number, path: string, method = 'GET', headers: Record<string, string> = {}) {

@@ -13,8 +13,8 @@ import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import * as contract from '../src/daemon/contract.js';
 import {
+  BERTH_CLI,
   runModule,
-  siblingModule,
   spawnModule,
   stopChild,
   trackChild,
@@ -22,7 +22,7 @@ import {
 } from '../src/testing/harness/index.js';
 import { createTempDir, waitFor } from '../src/testing/index.js';
 
-const MAIN = siblingModule(import.meta.url, '../src/cli/main');
+const MAIN = BERTH_CLI;
 // Compiled tests live in dist/test; under tsx in test/.
 const repoRoot = new URL(import.meta.url.includes('/dist/') ? '../../' : '../', import.meta.url);
 const read = (path: string) => readFileSync(new URL(path, repoRoot), 'utf8');

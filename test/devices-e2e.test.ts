@@ -11,8 +11,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import {
+  BERTH_CLI,
   runModule,
-  siblingModule,
   spawnModule,
   stopChild,
   trackChild,
@@ -22,7 +22,7 @@ import { createTempDir, waitFor } from '../src/testing/index.js';
 import { type PythonDevicePlugin, spawnPythonDevicePlugin } from './fixtures/python-device-plugin.js';
 import { requirePythonGrpc } from './fixtures/python-plugin.js';
 
-const MAIN = siblingModule(import.meta.url, '../src/cli/main');
+const MAIN = BERTH_CLI;
 const GPU = 'py.example.com/gpu';
 const NIC = 'py.example.com/nic';
 

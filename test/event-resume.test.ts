@@ -16,7 +16,7 @@ import type { ConfigFile } from '../src/daemon/index.js';
 import { createDaemon, type Daemon, resolveDaemonConfig } from '../src/daemon/index.js';
 import { createExamplePlugin } from '../src/registration/index.js';
 import {
-  siblingModule,
+  BERTH_CLI,
   spawnModule,
   startPausableProxy,
   stopChild,
@@ -25,7 +25,7 @@ import {
 } from '../src/testing/harness/index.js';
 import { createTempDir, type TempDir, waitFor } from '../src/testing/index.js';
 
-const MAIN = siblingModule(import.meta.url, '../src/cli/main');
+const MAIN = BERTH_CLI;
 const EXAMPLE = 'example.com/berth-example';
 
 async function startDaemon(dir: TempDir, file: ConfigFile = {}): Promise<Daemon> {

@@ -11,10 +11,10 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { siblingModule, stopChild } from '../src/testing/harness/index.js';
+import { BERTH_CLI, stopChild } from '../src/testing/harness/index.js';
 import { createTempDir, waitFor } from '../src/testing/index.js';
 
-const MAIN = fileURLToPath(siblingModule(import.meta.url, '../src/cli/main'));
+const MAIN = fileURLToPath(BERTH_CLI);
 
 function runUnderUmask000(args: string[]): { child: ChildProcess; output: () => string } {
   const node = [process.execPath, ...(MAIN.endsWith('.ts') ? ['--import', 'tsx'] : []), MAIN, ...args];

@@ -9,9 +9,9 @@ import type { ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import {
+  BERTH_CLI,
   getOverUnixSocket,
   metricValue,
-  siblingModule,
   spawnModule,
   stopChild,
   trackChild,
@@ -19,7 +19,7 @@ import {
 } from '../src/testing/harness/index.js';
 import { createTempDir, waitFor } from '../src/testing/index.js';
 
-const MAIN = siblingModule(import.meta.url, '../src/cli/main');
+const MAIN = BERTH_CLI;
 
 async function dropped(socketPath: string, stream: 'stdout' | 'stderr'): Promise<number | undefined> {
   const metrics = await getOverUnixSocket(socketPath, '/metrics');

@@ -16,9 +16,9 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import {
+  BERTH_CLI,
   type FarmSocketStats,
   runModule,
-  siblingModule,
   spawnModule,
   startPluginFarm,
   stopChild,
@@ -27,7 +27,7 @@ import {
 } from '../src/testing/harness/index.js';
 import { createTempDir, waitFor } from '../src/testing/index.js';
 
-const MAIN = siblingModule(import.meta.url, '../src/cli/main');
+const MAIN = BERTH_CLI;
 const TYPE = 'BenchPlugin';
 
 // biome-ignore lint/suspicious/noExplicitAny: the test reads arbitrary JSON answers

@@ -15,8 +15,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import {
+  BERTH_CLI,
   getOverUnixSocket,
-  siblingModule,
   spawnModule,
   stopChild,
   type TrackedChild,
@@ -26,7 +26,7 @@ import {
 import { createTempDir, waitFor } from '../src/testing/index.js';
 import { goPeers, requireGo, spawnGoDevicePlugin } from './fixtures/go-peers.js';
 
-const MAIN = siblingModule(import.meta.url, '../src/cli/main');
+const MAIN = BERTH_CLI;
 const longWait = { timeoutMs: 60_000, intervalMs: 50 };
 
 // biome-ignore lint/suspicious/noExplicitAny: the test reads arbitrary JSON answers

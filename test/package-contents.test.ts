@@ -60,7 +60,7 @@ describe('npm pack', () => {
       'deploy/Containerfile',
       'deploy/kubernetes/daemonset.yaml',
       'deploy/systemd/berth.service',
-      'dist/src/cli/main.js',
+      'dist/src/cli/main.cjs',
     ]) {
       assert.ok(packed.has(path), `${path} is not in the package`);
     }

@@ -12,9 +12,9 @@ import { mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import {
+  BERTH_CLI,
   runModule,
   serveSocket,
-  siblingModule,
   spawnModule,
   stopChild,
   trackChild,
@@ -22,7 +22,7 @@ import {
 } from '../src/testing/harness/index.js';
 import { createTempDir } from '../src/testing/index.js';
 
-const MAIN = siblingModule(import.meta.url, '../src/cli/main');
+const MAIN = BERTH_CLI;
 
 test('one registrar per plugins directory', { timeout: 180_000 }, async (t) => {
   const dir = createTempDir('lock-');

@@ -15,14 +15,14 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import {
+  BERTH_CLI,
   type NotifyReceiver,
   notifyReceiverAvailable,
-  siblingModule,
   startNotifyReceiver,
 } from '../src/testing/harness/index.js';
 import { createTempDir } from '../src/testing/index.js';
 
-const MAIN = fileURLToPath(siblingModule(import.meta.url, '../src/cli/main'));
+const MAIN = fileURLToPath(BERTH_CLI);
 const NODE_ARGS = MAIN.endsWith('.ts') ? '--import tsx' : '';
 
 /** Why this machine cannot run the namespace cases, or undefined. */

@@ -15,9 +15,9 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { SYSTEM_PATHS } from '../src/daemon/contract.js';
 import {
+  BERTH_CLI,
   getOverUnixSocket,
   notifyReceiverAvailable,
-  siblingModule,
   spawnModule,
   startNotifyReceiver,
   stopChild,
@@ -27,7 +27,7 @@ import {
 } from '../src/testing/harness/index.js';
 import { createTempDir, waitFor } from '../src/testing/index.js';
 
-const MAIN = siblingModule(import.meta.url, '../src/cli/main');
+const MAIN = BERTH_CLI;
 // Compiled tests run from dist/test, tsx from test: the unit is in the checkout's deploy/.
 const UNIT = fileURLToPath(
   new URL(

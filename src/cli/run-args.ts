@@ -23,7 +23,7 @@ const SWITCHES: ReadonlyMap<string, SwitchKey> = new Map([
  * `--flag value` (a value not starting with "-") or `--flag=value`, and the
  * two switches. These give exactly the flags commander would (a test
  * compares them). Anything else (help, a mistake, global options before
- * `run`, a value that looks like an option) is undefined: main.ts then
+ * `run`, a value that looks like an option) is undefined: main.cts then
  * builds the whole program, which parses it and says what is wrong. This
  * spares `berth run` loading commander and every command's module, about a
  * tenth of its time to ready.

@@ -51,11 +51,11 @@ export async function listenUnixGrpc(
   options: ListenUnixGrpcOptions = {},
 ): Promise<UnixGrpcListener> {
   const injectorOf = loadOnce(async () => {
-    const [built, { ServerCredentials }] = await Promise.all([
+    const [built, { insecureServerCredentials }] = await Promise.all([
       typeof server === 'function' ? server() : server,
-      import('@grpc/grpc-js'),
+      import('./server-credentials.js'),
     ]);
-    return built.createConnectionInjector(ServerCredentials.createInsecure());
+    return built.createConnectionInjector(insecureServerCredentials());
   });
   let injector: ConnectionInjector | undefined =
     typeof server === 'function' ? undefined : await injectorOf();

@@ -69,7 +69,7 @@ export function runCommand(program: Command, action: (flags: RunFlags) => Promis
 /**
  * Starts the daemon and resolves once it serves; it keeps running until a
  * signal stops it. Reached through commander (runCommand) or, when the
- * arguments need no parser, straight from main.ts (run-entry.ts).
+ * arguments need no parser, straight from main.cts (run-entry.ts).
  */
 export async function runDaemon(flags: RunFlags): Promise<void> {
   // The daemon (gRPC, fastify, SQLite) is loaded only by the command that runs it.

@@ -9,12 +9,12 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { isBerthError } from '../../common/index.js';
-import { siblingModule, spawnModule } from '../../testing/harness/index.js';
+import { BERTH_CLI, spawnModule } from '../../testing/harness/index.js';
 import { createTempDir } from '../../testing/index.js';
 import { CONFIG_FILE_MAX_BYTES, loadConfigFile, parseConfigDocument, resolveDaemonConfig } from './config.js';
 import { MAX_TIMER_MS } from './duration.js';
 
-const MAIN = siblingModule(import.meta.url, '../../cli/main');
+const MAIN = BERTH_CLI;
 
 function rejection(document: unknown): string {
   try {

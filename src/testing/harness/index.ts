@@ -46,6 +46,7 @@ export { type FarmSocketStats, type PluginFarm, startPluginFarm } from './plugin
 export { createRecordingLogger, type LogRecord } from './recording-logger.js';
 export { mkfifo, type ServedSocket, SocketPool, serveSocket } from './served-socket.js';
 export {
+  BERTH_CLI,
   type ModuleRun,
   runModule,
   siblingModule,

@@ -10,9 +10,15 @@ import { waitFor } from '../wait-for.js';
  */
 export function spawnModule(moduleUrl: URL, args: string[] = [], options: SpawnOptions = {}): ChildProcess {
   const path = fileURLToPath(moduleUrl);
-  const nodeArgs = path.endsWith('.ts') ? ['--import', 'tsx', path, ...args] : [path, ...args];
+  const nodeArgs = /\.c?ts$/.test(path) ? ['--import', 'tsx', path, ...args] : [path, ...args];
   return spawn(process.execPath, nodeArgs, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
 }
+
+/** berth's command line (src/cli/main.cts, the package's bin): main.cjs compiled, main.cts under tsx. */
+export const BERTH_CLI: URL = new URL(
+  `../../cli/main.c${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`,
+  import.meta.url,
+);
 
 /** Resolves the sibling module with the same extension as the caller (.ts under tsx, .js when compiled). */
 export function siblingModule(callerUrl: string, relativeWithoutExtension: string): URL {
