@@ -244,9 +244,9 @@ export class Daemon extends LifecycleComponent {
 
     // An observer persists nothing: what it shows is re-read from the directory at every
     // start, and a persisted record would claim the plugins were registered with berth.
-    // The handlers' modules load while SQLite opens below (its writer thread boots and the file
-    // syncs: mostly waiting), instead of after it; the plugin node's start then finds them
-    // loaded. A failed load is reported there, when it loads them again.
+    // The handlers' modules start loading now (their files are read meanwhile), before SQLite
+    // opens below; the plugin node's start then finds them loaded. A failed load is reported
+    // there, when it loads them again.
     for (const type of BUILTIN_HANDLER_TYPES) builtinHandlers[type].load().catch(() => {});
     if (config.mode === 'registrar') {
       ensurePrivateFile(config.statePath, 'the state database');
@@ -257,8 +257,9 @@ export class Daemon extends LifecycleComponent {
         onCorrupt: (report) => {
           this.#corruption = report;
         },
-        // Its writer thread boots while the rest of the start runs; awaited before ready (below).
-        waitForWriter: false,
+        // No writer thread until the first write (which goes on the main connection while the
+        // thread starts): a daemon that is asked nothing spends nothing on it.
+        writerStart: 'first-write',
       });
       this.#storage = storage;
       storage.onRecreated((error) => {
@@ -384,8 +385,6 @@ export class Daemon extends LifecycleComponent {
           this.#metrics.observeRequest(route, method, status, seconds),
       },
     );
-    // A writer thread that cannot start (a broken install) fails the start, not the first registration.
-    await this.#storage?.writerStarted();
     this.#stillStarting();
     this.#requests.use(this.#api.handler);
   }

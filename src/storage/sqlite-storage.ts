@@ -38,12 +38,6 @@ export interface SqliteStorage extends RegistryStorage {
   onRecreated(listener: StorageRecreatedListener): () => void;
   /** Re-creates a database file deleted while open; true when it did (also run on a timer). */
   checkFile(): boolean;
-  /**
-   * Resolves once the writer thread runs (start() waits for it unless
-   * `waitForWriter: false`); rejects when it could not be started (a broken
-   * install). Rejects before start().
-   */
-  writerStarted(): Promise<void>;
   /** A writer thread runs now (it ends after `writerIdleStopMs` with nothing to write, and the next write starts one). */
   readonly writerRunning: boolean;
 }
@@ -95,7 +89,6 @@ class SqliteStateStorage extends LifecycleComponent implements SqliteStorage {
   /** The open file's identity, to notice it being deleted or replaced. */
   #identity: { dev: number; ino: number } | undefined;
   #checkTimer: ClockTimer | undefined;
-  #writerStarted: Promise<void> | undefined;
   /** The main connection's own batch writer (one transaction), for a batch that finds no writer thread. */
   #writeHere: { db: Db; write: (changes: readonly RegistryChange[]) => number } | undefined;
   readonly #recreatedListeners = new Set<StorageRecreatedListener>();
@@ -111,12 +104,16 @@ class SqliteStateStorage extends LifecycleComponent implements SqliteStorage {
   }
 
   protected override async onStart(): Promise<void> {
+    if (this.#options.writerStart === 'first-write') {
+      // The first batch starts the thread (#applyHere); a missing module still fails the start.
+      this.#writer.checkInstalled();
+      this.#db = this.#open();
+      this.#scheduleCheck();
+      return;
+    }
     // The thread boots (tens of ms, mostly on another core) while this one opens the file.
     // Its first message is a no-op 'close', so it never touches the file before the open below.
     const writerRunning = this.#writer.start();
-    // Not an unhandled rejection while nobody waits for it (waitForWriter: false).
-    writerRunning.catch(() => undefined);
-    this.#writerStarted = writerRunning;
     try {
       this.#db = this.#open();
     } catch (err) {
@@ -124,19 +121,12 @@ class SqliteStateStorage extends LifecycleComponent implements SqliteStorage {
       await this.#writer.stop();
       throw err;
     }
-    if (this.#options.waitForWriter) await writerRunning;
+    await writerRunning;
     this.#scheduleCheck();
   }
 
   get writerRunning(): boolean {
     return this.#writer.threadRunning;
-  }
-
-  writerStarted(): Promise<void> {
-    return (
-      this.#writerStarted ??
-      Promise.reject(new BerthError('BERTH_STORAGE_FAILED', `state database ${this.path} is not started`))
-    );
   }
 
   protected override async onStop(): Promise<void> {
@@ -258,8 +248,8 @@ class SqliteStateStorage extends LifecycleComponent implements SqliteStorage {
   }
 
   /**
-   * The writer thread ended after an idle pause (writerIdleStopMs): this batch
-   * is written on the main connection (one transaction, synchronous=FULL: a
+   * No writer thread (`writerStart: 'first-write'` before the first batch, or
+   * after an idle pause, writerIdleStopMs): this batch is written on the main connection (one transaction, synchronous=FULL: a
    * few milliseconds of blocked event loop) instead of waiting about 50 ms for
    * a new thread, which starts now for the batches after it. Only this one
    * batch: the thread counts as running from the moment it is asked for.

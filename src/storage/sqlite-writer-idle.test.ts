@@ -102,3 +102,42 @@ describe('SQLite storage, writer thread idle', () => {
     );
   });
 });
+
+describe("SQLite storage, writerStart: 'first-write'", () => {
+  it('starts no thread at start; the first batch is written here and starts one; nothing is lost', async (t) => {
+    const dir = createTempDir();
+    t.after(() => dir.remove());
+    const path = dir.join('state.db');
+    const storage = createSqliteStorage({ path, writerStart: 'first-write', writerIdleStopMs: false });
+    await storage.start();
+    assert.equal(storage.writerRunning, false, 'no thread before a write');
+    await storage.applyChanges([{ op: 'put', info: nodePlugin(1), front: true }]);
+    assert.equal(storage.writeStats.inlineTransactions, 1, 'the first batch went on the main connection');
+    assert.equal(storage.writerRunning, true, 'and started the thread');
+    await storage.applyChanges([{ op: 'put', info: nodePlugin(2), front: true }]);
+    assert.equal(storage.writeStats.inlineTransactions, 1, 'the next batch went to the thread');
+    await storage.stop();
+
+    const again = createSqliteStorage({ path });
+    await again.start();
+    t.after(() => again.stop());
+    assert.deepEqual(
+      again.getDynamicPluginRegistryState()?.plugins['csi-node']?.['my-plugin']?.map((i) => i.allocId),
+      ['alloc-2', 'alloc-1'],
+    );
+  });
+
+  it('refuses a writerStart it does not know', () => {
+    const dir = createTempDir();
+    try {
+      assert.throws(
+        () => createSqliteStorage({ path: dir.join('state.db'), writerStart: 'later' as 'start' }),
+        (err: unknown) =>
+          (err as { code?: string }).code === 'BERTH_INVALID_ARGUMENT' &&
+          /writerStart must be 'start' or 'first-write', got "later"/.test(String(err)),
+      );
+    } finally {
+      dir.remove();
+    }
+  });
+});

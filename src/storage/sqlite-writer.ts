@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { BerthError, type BerthErrorCode, ERROR_CODES } from '../common/index.js';
 import type { WriterInit, WriterReply, WriterRequest } from './sqlite-writer-protocol.js';
@@ -74,13 +76,20 @@ export class SqliteWriter {
     });
   }
 
+  /** Throws when the thread's module is missing (a broken install), without starting the thread. */
+  checkInstalled(): void {
+    const path = fileURLToPath(workerModule());
+    if (!existsSync(path)) {
+      throw new BerthError(
+        'BERTH_STORAGE_FAILED',
+        `the SQLite writer thread's module ${path} is missing: berth's install is incomplete; install it again`,
+      );
+    }
+  }
+
   #ensureWorker(): Worker {
     if (this.#worker !== undefined) return this.#worker;
-    // The same extension as this module: .js when compiled, .ts under tsx.
-    const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-    const worker = new Worker(new URL(`./sqlite-writer-worker${ext}`, import.meta.url), {
-      workerData: this.#init,
-    });
+    const worker = new Worker(workerModule(), { workerData: this.#init });
     worker.unref();
     worker.on('message', (reply: WriterReply) => this.#settle(reply));
     worker.on('error', (err) => this.#failAll(worker, `the SQLite writer thread failed: ${err.message}`));
@@ -149,4 +158,10 @@ export class SqliteWriter {
     for (const p of failed)
       p.reject(new BerthError('BERTH_STORAGE_FAILED', message, { details: { path: this.#init.path } }));
   }
+}
+
+/** The writer thread's entry, with this module's extension: .js when compiled, .ts under tsx. */
+function workerModule(): URL {
+  const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+  return new URL(`./sqlite-writer-worker${ext}`, import.meta.url);
 }
