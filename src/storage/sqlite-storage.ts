@@ -44,7 +44,8 @@ export interface SqliteStorage extends RegistryStorage {
 
 /**
  * The SQLite state database. Nothing is opened until start(), which creates or
- * migrates the file, checks it, and starts the writer thread. start() rejects
+ * migrates the file, checks it, and starts the writer thread (with
+ * `writerStart: 'first-write'`, the first write starts it). start() rejects
  * with BERTH_STORAGE_VERSION, without touching the file, when it was written
  * by a newer berth, and with BERTH_STORAGE_FAILED when it cannot be opened at
  * all. A corrupt file is moved aside and replaced by an empty database; the
@@ -248,10 +249,11 @@ class SqliteStateStorage extends LifecycleComponent implements SqliteStorage {
   }
 
   /**
-   * No writer thread (`writerStart: 'first-write'` before the first batch, or
-   * after an idle pause, writerIdleStopMs): this batch is written on the main connection (one transaction, synchronous=FULL: a
-   * few milliseconds of blocked event loop) instead of waiting about 50 ms for
-   * a new thread, which starts now for the batches after it. Only this one
+   * No writer thread (before the first batch with `writerStart:
+   * 'first-write'`, or after an idle pause, writerIdleStopMs): this batch is
+   * written on the main connection (one transaction, synchronous=FULL: a few
+   * milliseconds of blocked event loop) instead of waiting about 50 ms for a
+   * new thread, which starts now for the batches after it. Only this one
    * batch: the thread counts as running from the moment it is asked for.
    */
   #applyHere(db: Db, changes: readonly RegistryChange[]): number {

@@ -17,7 +17,9 @@ import { isExtendedResourceName } from '../resource-name.js';
 import { LEGACY_SOCKET, SUPPORTED_DEVICE_PLUGIN_VERSIONS } from './device-plugin-options.js';
 import type { RegisterRequest } from './device-plugin-wire.js';
 
+/** The Registration service's server side (grpc-js, the v1beta1 messages), loaded with the first connection. */
 const deviceGrpc = loadOnce(() => import('./device-plugin-grpc.js'));
+
 /** The registration socket's file name inside its directory. */
 export const KUBELET_SOCKET_NAME = LEGACY_SOCKET.name;
 const CLOSE_GRACE_MS = 2_000;
