@@ -31,4 +31,4 @@ export type {
   RegistrationStatus,
 } from './types.js';
 export { callUnary } from './unary-call.js';
-export { unary as unaryMethod, unixTarget } from './wire.js';
+export { grpcMethod, unary as unaryMethod, unixTarget } from './wire.js';

@@ -40,21 +40,31 @@ export function methodPath(method: DescMethod): string {
   return `/${method.parent.typeName}/${method.name}`;
 }
 
-export function unary<I extends DescMessage, O extends DescMessage>(
+/** A grpc-js method definition from the generated descriptors: unary, or with a streamed response. */
+export function grpcMethod<I extends DescMessage, O extends DescMessage>(
   method: DescMethod,
   input: I,
   output: O,
+  responseStream = false,
 ): MethodDefinition<MessageShape<I>, MessageShape<O>> {
   return {
     path: methodPath(method),
     requestStream: false,
-    responseStream: false,
+    responseStream,
     requestSerialize: (message) => Buffer.from(toBinary(input, message)),
     requestDeserialize: (bytes) => fromBinary(input, bytes),
     responseSerialize: (message) => Buffer.from(toBinary(output, message)),
     responseDeserialize: (bytes) => fromBinary(output, bytes),
     originalName: method.localName,
   };
+}
+
+export function unary<I extends DescMessage, O extends DescMessage>(
+  method: DescMethod,
+  input: I,
+  output: O,
+): MethodDefinition<MessageShape<I>, MessageShape<O>> {
+  return grpcMethod(method, input, output);
 }
 
 const getInfoMethod = unary(Registration.method.getInfo, InfoRequestSchema, PluginInfoSchema);

@@ -4,14 +4,8 @@
  * src/registration/proto/deviceplugin/v1beta1/api.proto, so berth's client,
  * its legacy Registration server and the test plugin share one encoding.
  */
-import {
-  type DescMessage,
-  type DescMethod,
-  fromBinary,
-  type MessageShape,
-  toBinary,
-} from '@bufbuild/protobuf';
-import type { MethodDefinition, ServiceDefinition } from '@grpc/grpc-js';
+import type { ServiceDefinition } from '@grpc/grpc-js';
+import { grpcMethod } from '../../registration/index.js';
 import {
   AllocateRequestSchema,
   AllocateResponseSchema,
@@ -47,50 +41,28 @@ export {
   RegisterRequestSchema,
 } from './gen/deviceplugin/v1beta1/api_pb.js';
 
-function path(method: DescMethod): string {
-  return `/${method.parent.typeName}/${method.name}`;
-}
-
-function definition<I extends DescMessage, O extends DescMessage>(
-  method: DescMethod,
-  input: I,
-  output: O,
-  responseStream: boolean,
-): MethodDefinition<MessageShape<I>, MessageShape<O>> {
-  return {
-    path: path(method),
-    requestStream: false,
-    responseStream,
-    requestSerialize: (message) => Buffer.from(toBinary(input, message)),
-    requestDeserialize: (bytes) => fromBinary(input, bytes),
-    responseSerialize: (message) => Buffer.from(toBinary(output, message)),
-    responseDeserialize: (bytes) => fromBinary(output, bytes),
-    originalName: method.localName,
-  };
-}
-
 export const registrationMethods = {
-  register: definition(Registration.method.register, RegisterRequestSchema, EmptySchema, false),
+  register: grpcMethod(Registration.method.register, RegisterRequestSchema, EmptySchema, false),
 };
 /** `v1beta1.Registration`, served by berth on its kubelet.sock-style socket. */
 export const deviceRegistrationService: ServiceDefinition<typeof registrationMethods> = registrationMethods;
 
 export const devicePluginMethods = {
-  getDevicePluginOptions: definition(
+  getDevicePluginOptions: grpcMethod(
     DevicePlugin.method.getDevicePluginOptions,
     EmptySchema,
     DevicePluginOptionsSchema,
     false,
   ),
-  listAndWatch: definition(DevicePlugin.method.listAndWatch, EmptySchema, ListAndWatchResponseSchema, true),
-  getPreferredAllocation: definition(
+  listAndWatch: grpcMethod(DevicePlugin.method.listAndWatch, EmptySchema, ListAndWatchResponseSchema, true),
+  getPreferredAllocation: grpcMethod(
     DevicePlugin.method.getPreferredAllocation,
     PreferredAllocationRequestSchema,
     PreferredAllocationResponseSchema,
     false,
   ),
-  allocate: definition(DevicePlugin.method.allocate, AllocateRequestSchema, AllocateResponseSchema, false),
-  preStartContainer: definition(
+  allocate: grpcMethod(DevicePlugin.method.allocate, AllocateRequestSchema, AllocateResponseSchema, false),
+  preStartContainer: grpcMethod(
     DevicePlugin.method.preStartContainer,
     PreStartContainerRequestSchema,
     PreStartContainerResponseSchema,
