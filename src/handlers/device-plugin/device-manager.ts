@@ -51,6 +51,12 @@ const UNHEALTHY = 'Unhealthy';
 const MAX_CHANGED_LISTED = 100;
 /** How long the check "is a disconnected legacy plugin's endpoint gone?" waits for a connect. */
 const ENDPOINT_PROBE_MS = 1_000;
+/**
+ * When that check runs after the stream ends (ms after the previous one): a
+ * plugin that shuts down often ends its streams before it closes its
+ * listener, so an endpoint that still answers at once is asked again.
+ */
+const ENDPOINT_RECHECK_MS = [250, 1_000, 3_000] as const;
 /** A DNS subdomain prefix (253), "/", and a name (63): the longest extended resource name. */
 const MAX_RESOURCE_NAME_LENGTH = 317;
 
@@ -98,6 +104,8 @@ export class DevicePluginManager extends LifecycleComponent implements AsyncDisp
   #legacy: LegacyRegistrationServer | undefined;
   /** resource -> the endpoint recorded in legacyRecord for its kubelet.sock registration. */
   readonly #recorded = new Map<string, string>();
+  /** Pending re-checks of disconnected legacy endpoints (#checkGone), cleared on stop. */
+  readonly #rechecks = new Set<ClockTimer>();
 
   constructor(options: DevicePluginManagerOptions) {
     super();
@@ -154,6 +162,8 @@ export class DevicePluginManager extends LifecycleComponent implements AsyncDisp
   }
 
   async #stop(): Promise<void> {
+    for (const timer of this.#rechecks) this.#clock.clearTimeout(timer);
+    this.#rechecks.clear();
     for (const client of this.#connecting) client.close();
     await this.#legacy?.stop();
     for (const resource of this.#resources.values()) {
@@ -372,14 +382,26 @@ export class DevicePluginManager extends LifecycleComponent implements AsyncDisp
     // A legacy plugin whose endpoint is gone (no file, or nobody listens) leaves the registry
     // now; one whose endpoint still answers may come back, and leaves when the grace period ends.
     const recorded = this.#recorded.get(resource.name);
-    if (recorded !== undefined) {
-      void probeConnect(recorded, ENDPOINT_PROBE_MS).then((err) => {
-        const gone = err?.code === 'ENOENT' || err?.code === 'ECONNREFUSED';
-        if (gone && this.#recorded.get(resource.name) === recorded && resource.client === undefined) {
-          this.#forgetLegacy(resource.name, recorded);
-        }
-      });
-    }
+    if (recorded !== undefined) this.#checkGone(resource, recorded, 0);
+  }
+
+  /** Forgets a disconnected legacy record whose endpoint is gone; asks again (ENDPOINT_RECHECK_MS) while it answers. */
+  #checkGone(resource: Resource, endpoint: string, rechecks: number): void {
+    void probeConnect(endpoint, ENDPOINT_PROBE_MS).then((err) => {
+      // Connected again, re-registered elsewhere, or already forgotten: nothing to decide.
+      if (this.#recorded.get(resource.name) !== endpoint || resource.client !== undefined) return;
+      if (err?.code === 'ENOENT' || err?.code === 'ECONNREFUSED') {
+        this.#forgetLegacy(resource.name, endpoint);
+        return;
+      }
+      const delay = ENDPOINT_RECHECK_MS[rechecks];
+      if (delay === undefined || (this.state !== 'running' && this.state !== 'starting')) return;
+      const timer = this.#clock.setTimeout(() => {
+        this.#rechecks.delete(timer);
+        this.#checkGone(resource, endpoint, rechecks + 1);
+      }, delay);
+      this.#rechecks.add(timer);
+    });
   }
 
   /** Devices become unhealthy; the resource is removed after the grace period unless the plugin returns. */

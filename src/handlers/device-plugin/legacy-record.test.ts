@@ -85,6 +85,25 @@ test('a plugin whose endpoint stays is forgotten when the grace period ends, not
   assert.equal(f.calls[1], `gone ${RESOURCE} ${plugin.socketPath}`);
 });
 
+test('a plugin that ends its streams before it closes its socket is forgotten once the socket goes, not at the grace period', async (t) => {
+  const f = await setup(t);
+  const plugin = await f.stub('late.sock');
+  await plugin.register(f.kubeletSock, 'late.sock', RESOURCE);
+  await waitFor('the stream', () => plugin.openStreams === 1);
+  // Shutting down: the streams end first, while the socket still answers.
+  plugin.endStreams();
+  await waitFor('the disconnect', () => f.manager.get(RESOURCE)?.state === 'disconnected');
+  // The grace period's timer and the endpoint's re-check, 250 ms on.
+  await waitFor('the re-check to be armed', () => f.clock.pendingTimers === 2);
+  assert.equal(f.clock.nextTimerIn(), 250);
+  assert.deepEqual(f.calls, [`registered ${RESOURCE} ${plugin.socketPath}`], 'it still answered');
+  await plugin.stop(); // the socket goes
+  await f.clock.advance(250);
+  await waitFor('the record to go', () => f.calls.length === 2);
+  assert.equal(f.calls[1], `gone ${RESOURCE} ${plugin.socketPath}`);
+  assert.equal(f.manager.get(RESOURCE)?.state, 'disconnected', 'the devices still wait out the grace period');
+});
+
 test('re-registering on a new endpoint, or through the plugins directory, replaces the record', async (t) => {
   const f = await setup(t);
   const first = await f.stub('one.sock');
