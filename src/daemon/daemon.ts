@@ -244,9 +244,10 @@ export class Daemon extends LifecycleComponent {
 
     // An observer persists nothing: what it shows is re-read from the directory at every
     // start, and a persisted record would claim the plugins were registered with berth.
-    // The handlers' modules start loading now (their files are read meanwhile), before SQLite
-    // opens below; the plugin node's start then finds them loaded. A failed load is reported
-    // there, when it loads them again.
+    // The handlers' modules start loading now: run from dist/src, their files are read while
+    // SQLite opens below (from the bundle, nothing is read and this only starts their
+    // evaluation sooner). The plugin node's start then finds them loaded; a failed load is
+    // reported there, when it loads them again.
     for (const type of BUILTIN_HANDLER_TYPES) builtinHandlers[type].load().catch(() => {});
     if (config.mode === 'registrar') {
       ensurePrivateFile(config.statePath, 'the state database');
