@@ -12,6 +12,18 @@ describe('watcher path rules', () => {
     assert.equal(isHiddenBelow(root, `${root}/.cache/a.sock`), true);
     assert.equal(isHiddenBelow(root, `${root}/sub/.git/deep/a.sock`), true);
     assert.equal(isHiddenBelow(root, `${root}/sub.d/a.sock`), false);
+    assert.equal(isHiddenBelow(`${root}/`, `${root}/a.sock`), false);
+    assert.equal(isHiddenBelow(`${root}/`, `${root}/.a.sock`), true);
+  });
+
+  it('decides paths that are not plainly below the root as path.relative() sees them', () => {
+    const root = '/srv/plugins';
+    assert.equal(isHiddenBelow(root, '/srv/plugins/./a.sock'), false);
+    assert.equal(isHiddenBelow(root, '/srv/plugins//a.sock'), false);
+    assert.equal(isHiddenBelow(root, '/srv/plugins/x/../a.sock'), false);
+    assert.equal(isHiddenBelow(root, '/srv/plugins/x/../.a.sock'), true);
+    assert.equal(isHiddenBelow(root, '/srv/plugins-other/a.sock'), true);
+    assert.equal(isHiddenBelow(root, '/srv/a.sock'), true);
   });
 
   it('tells whether a path is a directory or below it, without prefix confusion', () => {
