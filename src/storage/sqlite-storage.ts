@@ -1,4 +1,4 @@
-import { closeSync, existsSync, mkdirSync, openSync, readSync, renameSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import {
@@ -11,7 +11,7 @@ import {
 import { CorruptStateError } from './corrupt-state-error.js';
 import { migrate, readSchemaVersion, SCHEMA_VERSION } from './sqlite-migrations.js';
 import { createChangeWriter, readState, replaceState } from './sqlite-rows.js';
-import { applyWalBounds, diskFullError, isDiskFull, openReadOnlyCopy } from './sqlite-wal.js';
+import { applyWalBounds, checkHeader, diskFullError, isDiskFull, openReadOnlyCopy } from './sqlite-wal.js';
 import { SqliteWriter } from './sqlite-writer.js';
 import {
   type ResolvedSqliteStorageOptions,
@@ -445,30 +445,6 @@ class SqliteStateStorage extends LifecycleComponent implements SqliteStorage {
       logger.error({ err: errorMessage(err) }, 'onCorrupt callback failed');
     }
     return error;
-  }
-}
-
-const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
-
-/** Throws CorruptStateError for a non-empty file that does not start like a SQLite database. */
-function checkHeader(path: string): void {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch {
-    return; // Missing (created next) or unopenable (SQLite reports it properly).
-  }
-  try {
-    const head = Buffer.alloc(SQLITE_HEADER.length);
-    const read = readSync(fd, head, 0, head.length, 0);
-    if (read > 0 && !head.subarray(0, read).equals(SQLITE_HEADER.subarray(0, read))) {
-      throw new CorruptStateError('file is not a database (no SQLite header)');
-    }
-    if (read > 0 && read < SQLITE_HEADER.length) {
-      throw new CorruptStateError('file is not a database (truncated header)');
-    }
-  } finally {
-    closeSync(fd);
   }
 }
 

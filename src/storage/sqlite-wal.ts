@@ -1,7 +1,8 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import Database from 'better-sqlite3';
 import { BerthError, errorMessage } from '../common/index.js';
+import { CorruptStateError } from './corrupt-state-error.js';
 
 /**
  * Bounds on SQLite's write-ahead log. SQLite's own default checkpoints only
@@ -75,4 +76,32 @@ export function openReadOnlyCopy(path: string): BetterSqlite3.Database {
   image[18] = 1;
   image[19] = 1;
   return new Database(image, { readonly: true });
+}
+
+const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+
+/**
+ * Throws CorruptStateError for a non-empty file that does not start like a
+ * SQLite database. Checked before SQLite opens a file: SQLite would delete a
+ * stray -wal next to a non-database.
+ */
+export function checkHeader(path: string): void {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return; // Missing (created next) or unopenable (SQLite reports it properly).
+  }
+  try {
+    const head = Buffer.alloc(SQLITE_HEADER.length);
+    const read = readSync(fd, head, 0, head.length, 0);
+    if (read > 0 && !head.subarray(0, read).equals(SQLITE_HEADER.subarray(0, read))) {
+      throw new CorruptStateError('file is not a database (no SQLite header)');
+    }
+    if (read > 0 && read < SQLITE_HEADER.length) {
+      throw new CorruptStateError('file is not a database (truncated header)');
+    }
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -8,17 +8,9 @@
  * stored as they were used, never recomputed at teardown (nomad#9259).
  * A row that cannot be decoded is reported and skipped, never deleted.
  */
-import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
-import { BerthError, errorMessage } from '../common/index.js';
-import {
-  applyWalBounds,
-  diskFullError,
-  isDiskFull,
-  openReadOnlyCopy,
-  storeNotCreated,
-} from '../storage/index.js';
+import type { BerthError } from '../common/index.js';
+import { errorMessage } from '../common/index.js';
+import { SmallSqliteFile } from '../storage/index.js';
 import type { PublishOptions } from './types.js';
 
 export interface StoredVolume {
@@ -63,8 +55,6 @@ export interface VolumeStoreContents {
   problems: string[];
 }
 
-const SCHEMA_VERSION = 1;
-
 function record(text: string, what: string): Record<string, string> {
   const value = JSON.parse(text) as unknown;
   if (typeof value !== 'object' || value === null || Array.isArray(value))
@@ -73,51 +63,42 @@ function record(text: string, what: string): Record<string, string> {
 }
 
 export class VolumeStore {
-  /** Undefined until the file exists: a node that never used a CSI volume has no csi-volumes.db. */
-  #db: Database.Database | undefined;
-  /** Set while only an in-memory copy could be opened (a full disk at start): why writes fail. */
-  #readOnly: BerthError | undefined;
-  #closed = false;
+  readonly #file: SmallSqliteFile;
 
   constructor(readonly path: string) {
-    // Nothing was ever recorded: the first write creates the file (#write).
-    if (storeNotCreated(path)) return;
-    try {
-      this.#db = openWritable(path);
-    } catch (err) {
-      if (err instanceof BerthError) throw err;
-      if (!isDiskFull(err)) {
-        throw new BerthError(
-          'BERTH_STORAGE_FAILED',
-          `cannot open CSI volume state ${path}: ${errorMessage(err)}; keep the file (it records volumes that are mounted) and fix what the error names`,
-          { cause: err },
-        );
-      }
-      // A full disk: list what is recorded from a read-only copy; writes retry the file (#write).
-      this.#readOnly = diskFullError(`cannot open CSI volume state ${path}`, err, path);
-      try {
-        this.#db = openReadOnlyCopy(path);
-        if (!this.#db.readonly) createSchema(this.#db);
-      } catch (copyErr) {
-        throw new BerthError(
-          'BERTH_STORAGE_FAILED',
-          `${this.#readOnly.message}; a read-only copy could not be read either (${errorMessage(copyErr)}): free some space and start again (keep the file: it records volumes that are mounted)`,
-          { cause: err },
-        );
-      }
-    }
+    this.#file = new SmallSqliteFile({
+      path,
+      what: 'CSI volume state',
+      keep: 'it records volumes that are mounted',
+      schemaVersion: 1,
+      createSchema: (db) =>
+        db.exec(`
+          CREATE TABLE IF NOT EXISTS volumes (
+            driver TEXT NOT NULL, volume_id TEXT NOT NULL, name TEXT NOT NULL,
+            capacity_bytes INTEGER NOT NULL, volume_context TEXT NOT NULL, topology TEXT NOT NULL,
+            created_at INTEGER NOT NULL, PRIMARY KEY (driver, volume_id));
+          CREATE TABLE IF NOT EXISTS attachments (
+            driver TEXT NOT NULL, volume_id TEXT NOT NULL, node_id TEXT NOT NULL,
+            controller_published INTEGER NOT NULL, publish_context TEXT NOT NULL, staging_path TEXT,
+            PRIMARY KEY (driver, volume_id));
+          CREATE TABLE IF NOT EXISTS publications (
+            driver TEXT NOT NULL, volume_id TEXT NOT NULL, workload TEXT NOT NULL,
+            target_path TEXT NOT NULL, options TEXT NOT NULL, state TEXT NOT NULL,
+            published_at INTEGER NOT NULL, PRIMARY KEY (driver, volume_id, workload));`),
+    });
   }
 
-  /** Why writes are refused, while the store runs from a read-only copy. */
+  /** Why writes are refused, while the store reads from an in-memory copy (a full disk at start). */
   get readOnly(): BerthError | undefined {
-    return this.#readOnly;
+    return this.#file.readOnly;
   }
 
   load(): VolumeStoreContents {
     const problems: string[] = [];
-    if (this.#db === undefined) return { volumes: [], attachments: [], publications: [], problems };
+    const db = this.#file.db;
+    if (db === undefined) return { volumes: [], attachments: [], publications: [], problems };
     const volumes: StoredVolume[] = [];
-    for (const row of this.#db.prepare('SELECT * FROM volumes ORDER BY rowid').all() as Array<
+    for (const row of db.prepare('SELECT * FROM volumes ORDER BY rowid').all() as Array<
       Record<string, unknown>
     >) {
       try {
@@ -135,7 +116,7 @@ export class VolumeStore {
       }
     }
     const attachments: StoredAttachment[] = [];
-    for (const row of this.#db.prepare('SELECT * FROM attachments ORDER BY rowid').all() as Array<
+    for (const row of db.prepare('SELECT * FROM attachments ORDER BY rowid').all() as Array<
       Record<string, unknown>
     >) {
       try {
@@ -152,7 +133,7 @@ export class VolumeStore {
       }
     }
     const publications: StoredPublication[] = [];
-    for (const row of this.#db.prepare('SELECT * FROM publications ORDER BY rowid').all() as Array<
+    for (const row of db.prepare('SELECT * FROM publications ORDER BY rowid').all() as Array<
       Record<string, unknown>
     >) {
       try {
@@ -234,91 +215,10 @@ export class VolumeStore {
   }
 
   close(): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#db?.close();
+    this.#file.close();
   }
 
   #write(sql: string, ...params: unknown[]): void {
-    if (this.#readOnly !== undefined) this.#leaveReadOnly(this.#readOnly);
-    const db = this.#db ?? this.#create();
-    try {
-      db.prepare(sql).run(...params);
-    } catch (err) {
-      const message = `writing CSI volume state ${this.path} failed`;
-      throw isDiskFull(err)
-        ? diskFullError(message, err, this.path)
-        : BerthError.from(err, 'BERTH_STORAGE_FAILED', message);
-    }
+    this.#file.write((db) => db.prepare(sql).run(...params));
   }
-
-  /** Swaps the read-only copy for the real file once it opens; throws the full-disk error while it does not. */
-  #leaveReadOnly(reason: BerthError): void {
-    let db: Database.Database;
-    try {
-      db = openWritable(this.path);
-    } catch (err) {
-      throw isDiskFull(err)
-        ? diskFullError(`writing CSI volume state ${this.path} failed`, err, this.path)
-        : reason;
-    }
-    this.#db?.close();
-    this.#db = db;
-    this.#readOnly = undefined;
-  }
-
-  /** The first write of a store that had no file: creates it (owner-only, WAL, the schema). */
-  #create(): Database.Database {
-    try {
-      this.#db = openWritable(this.path);
-    } catch (err) {
-      if (isDiskFull(err))
-        throw diskFullError(`creating CSI volume state ${this.path} failed`, err, this.path);
-      throw BerthError.from(err, 'BERTH_STORAGE_FAILED', `cannot create CSI volume state ${this.path}`);
-    }
-    return this.#db;
-  }
-}
-
-function openWritable(path: string): Database.Database {
-  if (path !== ':memory:') {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    closeSync(openSync(path, 'a', 0o600));
-    chmodSync(path, 0o600);
-  }
-  const db = new Database(path);
-  try {
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
-    applyWalBounds(db);
-    createSchema(db);
-  } catch (err) {
-    db.close();
-    throw err;
-  }
-  return db;
-}
-
-function createSchema(db: Database.Database): void {
-  const version = db.pragma('user_version', { simple: true }) as number;
-  if (version > SCHEMA_VERSION) {
-    throw new BerthError(
-      'BERTH_STORAGE_VERSION',
-      `CSI volume state ${db.name} has schema version ${version}; this berth reads up to ${SCHEMA_VERSION}`,
-    );
-  }
-  db.exec(`
-    CREATE TABLE IF NOT EXISTS volumes (
-      driver TEXT NOT NULL, volume_id TEXT NOT NULL, name TEXT NOT NULL,
-      capacity_bytes INTEGER NOT NULL, volume_context TEXT NOT NULL, topology TEXT NOT NULL,
-      created_at INTEGER NOT NULL, PRIMARY KEY (driver, volume_id));
-    CREATE TABLE IF NOT EXISTS attachments (
-      driver TEXT NOT NULL, volume_id TEXT NOT NULL, node_id TEXT NOT NULL,
-      controller_published INTEGER NOT NULL, publish_context TEXT NOT NULL, staging_path TEXT,
-      PRIMARY KEY (driver, volume_id));
-    CREATE TABLE IF NOT EXISTS publications (
-      driver TEXT NOT NULL, volume_id TEXT NOT NULL, workload TEXT NOT NULL,
-      target_path TEXT NOT NULL, options TEXT NOT NULL, state TEXT NOT NULL,
-      published_at INTEGER NOT NULL, PRIMARY KEY (driver, volume_id, workload));`);
-  db.pragma(`user_version = ${SCHEMA_VERSION}`);
 }

@@ -10,17 +10,10 @@
  * The file is never moved aside: it holds allocations that running
  * workloads use.
  */
-import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
-import { BerthError, errorMessage } from '../../common/index.js';
-import {
-  applyWalBounds,
-  diskFullError,
-  isDiskFull,
-  openReadOnlyCopy,
-  storeNotCreated,
-} from '../../storage/index.js';
+
+import type { BerthError } from '../../common/index.js';
+import { errorMessage } from '../../common/index.js';
+import { SmallSqliteFile } from '../../storage/index.js';
 import type { AllocationResult } from './types.js';
 
 export interface StoredAllocation {
@@ -37,93 +30,40 @@ export interface LoadResult {
   problems: string[];
 }
 
-const SCHEMA_VERSION = 1;
+const INSERT =
+  'INSERT INTO allocations (resource, workload, device_ids, result, allocated_at) VALUES (?, ?, ?, ?, ?)';
+const DELETE = 'DELETE FROM allocations WHERE resource = ? AND workload = ?';
 
 export class AllocationStore {
-  /** Undefined until the file exists: a node that never allocated a device has no devices.db. */
-  #db: Database.Database | undefined;
-  #insert!: Database.Statement;
-  #delete!: Database.Statement;
-  /** Set while only an in-memory copy could be opened (a full disk): why writes fail. */
-  #readOnly: BerthError | undefined;
-  #closed = false;
+  readonly #file: SmallSqliteFile;
 
   constructor(readonly path: string) {
-    // Nothing was ever recorded: the first allocation creates the file (#write).
-    if (storeNotCreated(path)) return;
-    let db: Database.Database;
-    try {
-      db = openWritable(path);
-    } catch (err) {
-      if (err instanceof BerthError) throw err;
-      if (!isDiskFull(err)) {
-        throw new BerthError(
-          'BERTH_STORAGE_FAILED',
-          `cannot open device allocations ${path}: ${errorMessage(err)}; keep the file (it holds allocations in use) and fix what the error names`,
-          { cause: err },
-        );
-      }
-      this.#readOnly = diskFullError(`cannot open device allocations ${path}`, err, path);
-      try {
-        db = openReadOnlyCopy(path);
-        if (!db.readonly) createSchema(db);
-      } catch (copyErr) {
-        throw new BerthError(
-          'BERTH_STORAGE_FAILED',
-          `${this.#readOnly.message}; a read-only copy could not be read either (${errorMessage(copyErr)}): free some space and start again (keep the file: it holds allocations in use)`,
-          { cause: err },
-        );
-      }
-    }
-    this.#db = db;
-    this.#prepareStatements(db);
+    this.#file = new SmallSqliteFile({
+      path,
+      what: 'device allocations',
+      keep: 'it holds allocations in use',
+      schemaVersion: 1,
+      createSchema: (db) =>
+        db.exec(`CREATE TABLE IF NOT EXISTS allocations (
+          resource TEXT NOT NULL,
+          workload TEXT NOT NULL,
+          device_ids TEXT NOT NULL,
+          result TEXT NOT NULL,
+          allocated_at INTEGER NOT NULL,
+          PRIMARY KEY (resource, workload)
+        )`),
+    });
   }
 
-  /** Why writes are refused, while the store runs from a read-only copy. */
+  /** Why writes are refused, while the store reads from an in-memory copy (a full disk). */
   get readOnly(): BerthError | undefined {
-    return this.#readOnly;
-  }
-
-  #prepareStatements(db: Database.Database): void {
-    this.#insert = db.prepare(
-      'INSERT INTO allocations (resource, workload, device_ids, result, allocated_at) VALUES (?, ?, ?, ?, ?)',
-    );
-    this.#delete = db.prepare('DELETE FROM allocations WHERE resource = ? AND workload = ?');
-  }
-
-  /** Swaps the read-only copy for the real file once it opens; throws the full-disk error while it does not. */
-  #leaveReadOnly(reason: BerthError): void {
-    let db: Database.Database;
-    try {
-      db = openWritable(this.path);
-    } catch (err) {
-      throw isDiskFull(err)
-        ? diskFullError(`writing device allocations ${this.path} failed`, err, this.path)
-        : reason;
-    }
-    this.#db?.close();
-    this.#db = db;
-    this.#readOnly = undefined;
-    this.#prepareStatements(db);
-  }
-
-  /** The first write of a store that had no file: creates it (owner-only, WAL, the schema). */
-  #create(): void {
-    let db: Database.Database;
-    try {
-      db = openWritable(this.path);
-    } catch (err) {
-      if (isDiskFull(err))
-        throw diskFullError(`creating device allocations ${this.path} failed`, err, this.path);
-      throw BerthError.from(err, 'BERTH_STORAGE_FAILED', `cannot create device allocations ${this.path}`);
-    }
-    this.#db = db;
-    this.#prepareStatements(db);
+    return this.#file.readOnly;
   }
 
   load(): LoadResult {
-    if (this.#db === undefined) return { allocations: [], problems: [] };
-    const rows = this.#db
+    const db = this.#file.db;
+    if (db === undefined) return { allocations: [], problems: [] };
+    const rows = db
       .prepare('SELECT resource, workload, device_ids, result, allocated_at FROM allocations ORDER BY rowid')
       .all() as Array<{
       resource: string;
@@ -157,75 +97,24 @@ export class AllocationStore {
   }
 
   add(allocation: StoredAllocation): void {
-    this.#write(() =>
-      this.#insert.run(
-        allocation.resource,
-        allocation.workload,
-        JSON.stringify(allocation.deviceIds),
-        JSON.stringify(allocation.result),
-        allocation.allocatedAt,
-      ),
+    this.#file.write((db) =>
+      db
+        .prepare(INSERT)
+        .run(
+          allocation.resource,
+          allocation.workload,
+          JSON.stringify(allocation.deviceIds),
+          JSON.stringify(allocation.result),
+          allocation.allocatedAt,
+        ),
     );
   }
 
   remove(resource: string, workload: string): boolean {
-    return this.#write(() => this.#delete.run(resource, workload).changes > 0);
+    return this.#file.write((db) => db.prepare(DELETE).run(resource, workload).changes > 0);
   }
 
   close(): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#db?.close();
+    this.#file.close();
   }
-
-  #write<T>(run: () => T): T {
-    if (this.#readOnly !== undefined) this.#leaveReadOnly(this.#readOnly);
-    else if (this.#db === undefined) this.#create();
-    try {
-      return run();
-    } catch (err) {
-      if (isDiskFull(err))
-        throw diskFullError(`writing device allocations ${this.path} failed`, err, this.path);
-      throw BerthError.from(err, 'BERTH_STORAGE_FAILED', `writing device allocations ${this.path} failed`);
-    }
-  }
-}
-
-function openWritable(path: string): Database.Database {
-  if (path !== ':memory:') {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    // Owner-only whatever the umask, as state.db: SQLite gives its -wal and -shm files the same mode.
-    closeSync(openSync(path, 'a', 0o600));
-    chmodSync(path, 0o600);
-  }
-  const db = new Database(path);
-  try {
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
-    applyWalBounds(db);
-    const version = db.pragma('user_version', { simple: true }) as number;
-    if (version > SCHEMA_VERSION) {
-      throw new BerthError(
-        'BERTH_STORAGE_VERSION',
-        `device allocations ${path} have schema version ${version}; this berth reads up to ${SCHEMA_VERSION}`,
-      );
-    }
-    if (version < SCHEMA_VERSION) createSchema(db);
-    return db;
-  } catch (err) {
-    db.close();
-    throw err;
-  }
-}
-
-function createSchema(db: Database.Database): void {
-  db.exec(`CREATE TABLE IF NOT EXISTS allocations (
-    resource TEXT NOT NULL,
-    workload TEXT NOT NULL,
-    device_ids TEXT NOT NULL,
-    result TEXT NOT NULL,
-    allocated_at INTEGER NOT NULL,
-    PRIMARY KEY (resource, workload)
-  )`);
-  db.pragma(`user_version = ${SCHEMA_VERSION}`);
 }
