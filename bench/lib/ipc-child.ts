@@ -27,7 +27,8 @@ export interface ChildChannel {
 /**
  * Drives a started child over `channel`: resolves once it answered `{id: 0}`
  * (ready), then matches answers to requests by id. Every pending request fails
- * when the child exits.
+ * when the child exits, and so does every later one (a crashed runner then
+ * ends the benchmark instead of leaving it waiting, its farm still running).
  */
 export async function driveChild(
   child: ChildProcess,
@@ -49,9 +50,12 @@ export async function driveChild(
     if (m.ok) w?.resolve(m.result);
     else w?.reject(new Error(`${channel.labelErrors ? `${label}: ` : ''}${m.error ?? 'failed'}`));
   });
-  child.once('error', (err) => failed(err));
+  // After the exit every call fails at once: a request sent to a dead child would never be answered.
+  let exited: Error | undefined;
+  child.on('error', (err) => failed(err));
   child.once('exit', (code, signal) => {
     const err = new Error(`${label} exited (${code ?? signal})`);
+    exited = err;
     failed(err);
     for (const w of waiting.values()) w.reject(err);
     waiting.clear();
@@ -62,6 +66,10 @@ export async function driveChild(
     process: child,
     call<T>(op: string, extra: Record<string, unknown> = {}): Promise<T> {
       return new Promise<T>((resolve, reject) => {
+        if (exited !== undefined) {
+          reject(exited);
+          return;
+        }
         const id = next++;
         waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
         channel.send({ ...extra, op, id });
