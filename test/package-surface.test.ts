@@ -153,7 +153,7 @@ describe('the entry points are the public files', () => {
     const internal: Array<[string, string]> = [
       ['berth/common', 'AsyncQueue'],
       ['berth/common', 'goQuote'],
-      ['berth/storage', 'applyWalBounds'],
+      ['berth/storage', 'SmallSqliteFile'],
       ['berth/registration', 'enforcePluginInfoBounds'],
       ['berth/objects', 'createWatchStore'],
       ['berth/registry', 'createRegistryBridge'],
