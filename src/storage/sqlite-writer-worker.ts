@@ -9,8 +9,6 @@
  * when a connection is opened after a failure, so berth's own log cannot be
  * what fills a small disk, and space freed by others is usable at once.
  */
-import { readlinkSync } from 'node:fs';
-import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { createChangeWriter } from './sqlite-rows.js';
@@ -19,30 +17,6 @@ import type { RegistryChange, WriterInit, WriterReply, WriterRequest } from './s
 const init = workerData as WriterInit;
 const port = parentPort;
 if (port === null) throw new Error('sqlite-writer-worker must run as a worker thread');
-
-/**
- * How much lower than the rest of the daemon this thread runs (nice). Each
- * batch posted here wakes the thread, and a thread woken after a sleep is
- * run ahead of a busy one: in a storm of 1,000 registrations the event loop
- * lost its core right after posting, 0.5 to 4.6 ms at a time and about 22 ms
- * in all (the main thread's run-queue wait in /proc/thread-self/schedstat
- * around each postMessage); at +10, about 7 ms. The writes are throughput,
- * batched by group commit: when registrations wait for them the event loop
- * has nothing to run and this thread gets the core.
- */
-const NICE_INCREMENT = 10;
-
-function lowerThreadPriority(): void {
-  try {
-    // Linux: a thread is a task with its own nice value, set through its id.
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (!Number.isInteger(tid) || tid <= 0) return;
-    setPriority(tid, Math.min(19, getPriority(tid) + NICE_INCREMENT));
-  } catch {
-    // Best effort: no /proc (another OS), or a sandbox that refuses it.
-  }
-}
-lowerThreadPriority();
 
 interface Connection {
   db: BetterSqlite3.Database;
