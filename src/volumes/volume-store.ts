@@ -8,8 +8,7 @@
  * stored as they were used, never recomputed at teardown (nomad#9259).
  * A row that cannot be decoded is reported and skipped, never deleted.
  */
-import type { BerthError } from '../common/index.js';
-import { errorMessage } from '../common/index.js';
+import { type BerthError, errorMessage } from '../common/index.js';
 import { SmallSqliteFile } from '../storage/index.js';
 import type { PublishOptions } from './types.js';
 

@@ -10,9 +10,7 @@
  * The file is never moved aside: it holds allocations that running
  * workloads use.
  */
-
-import type { BerthError } from '../../common/index.js';
-import { errorMessage } from '../../common/index.js';
+import { type BerthError, errorMessage } from '../../common/index.js';
 import { SmallSqliteFile } from '../../storage/index.js';
 import type { AllocationResult } from './types.js';
 
