@@ -97,7 +97,9 @@ test('an observer beside a registrar: one Notify per plugin, every plugin shown,
       `  - type: ${TYPE}`,
       '    versions: [v1]',
       'backoff: { initial: 100ms, max: 1s }',
-      'liveness: { period: 300ms, timeout: 300ms, failureThreshold: 2 }',
+      // A killed plugin is noticed by its closed connection, not by ping timeouts; a ping timeout as
+      // short as the period gave up on live plugins on a loaded machine, leaving them unreachable.
+      'liveness: { period: 300ms, timeout: 3s, failureThreshold: 2 }',
       'rescanInterval: 1s',
       '',
     ].join('\n'),
@@ -200,15 +202,21 @@ test('an observer beside a registrar: one Notify per plugin, every plugin shown,
   // A plugin removed: gone from the observer. A plugin killed with its file left: stale.
   await farm.remove([paths[0] as string]);
   process.kill(doomed.pid, 'SIGKILL');
+  let seen: SocketRow[] = [];
   const after = await waitFor(
     'a gone and k stale',
     async () => {
       const rows = await sockets(observerApi);
+      seen = rows;
       const gone = !rows.some((r) => r.socketPath === paths[0]);
       return gone && rows.find((r) => r.socketPath === killed)?.state === 'stale' ? rows : undefined;
     },
     { timeoutMs: 60_000 },
-  );
+  ).catch((err: Error) => {
+    // What the observer last showed, and its last log lines: a timeout alone says nothing of why.
+    const tail = [...observer.stdout, ...observer.stderr].slice(-40).join('\n');
+    throw new Error(`${err.message}; the observer's sockets: ${JSON.stringify(seen)}; its log:\n${tail}`);
+  });
   assert.match(after.find((r) => r.socketPath === killed)?.lastError?.message ?? '', /ECONNREFUSED/);
   assert.deepEqual(
     after.filter((r) => r.state === 'observed').map((r) => r.socketPath),
