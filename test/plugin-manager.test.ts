@@ -345,6 +345,81 @@ describe('plugin manager: where berth is better than the kubelet', () => {
     assert.equal(manager.actualState.get(path)?.name, 'revived');
   });
 
+  for (const mode of ['registrar', 'observe'] as const) {
+    it(`${mode} mode: a plugin found stopped, then killed with its file left, is shown by why it is dead now`, async (t) => {
+      const clock = new FakeClock();
+      const { pluginsDir, manager, socket } = await startManager(
+        t,
+        { clock, mode, liveness: { periodMs: 1_000, timeoutMs: 300, failureThreshold: 3 } },
+        false,
+      );
+      await mkdir(pluginsDir, { recursive: true }); // an observer does not create the directory it watches
+      manager.addHandler('DevicePlugin', new RecordingHandler());
+      await manager.start();
+      const path = join(pluginsDir, 'frozen.sock');
+      const child = spawnModule(siblingModule(import.meta.url, './fixtures/example-plugin-process'), [
+        path,
+        'frozen',
+        'DevicePlugin',
+      ]);
+      t.after(async () => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGCONT');
+        await stopChild(child, 'SIGKILL');
+      });
+      await firstLine(child, 'serving');
+      const live = mode === 'observe' ? 'observed' : 'registered';
+      await waitFor(live, async () => {
+        const status = socket(path);
+        if (status?.state === 'backoff' && status.retryAt !== undefined) await clock.set(status.retryAt + 1);
+        if (mode === 'observe' && status?.state !== 'observed' && status?.retryAt !== undefined)
+          await clock.set(status.retryAt + 1);
+        return status?.state === live;
+      });
+
+      // Stopped: its connection stays open, its pings time out.
+      child.kill('SIGSTOP');
+      const given = await waitFor(
+        'liveness gave up',
+        // Read before advancing: a recovery probe starts only when the clock moves.
+        async () => {
+          const status = socket(path);
+          if (status?.lastError?.code === 'BERTH_LIVENESS_FAILED') return status;
+          await clock.advance(1_000);
+          return undefined;
+        },
+        { intervalMs: 20 },
+      );
+      assert.equal(given.state, mode === 'observe' ? 'unreachable' : 'failed');
+      assert.match(given.lastError?.message ?? '', /failed 3 consecutive liveness probes/);
+      assert.equal(given.attempts, 3);
+
+      // Killed: nothing listens on the file any more. The next recovery probe is refused.
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+      assert.ok(existsSync(path), 'the socket file lingers');
+      const refused = await waitFor(
+        'a recovery probe refused',
+        async () => {
+          const status = socket(path);
+          if (/recovery probe failed/.test(status?.lastError?.message ?? '')) return status;
+          await clock.advance(1_000);
+          return undefined;
+        },
+        { intervalMs: 20 },
+      );
+      assert.equal(refused.state, mode === 'observe' ? 'stale' : 'failed');
+      assert.equal(refused.lastError?.code, 'BERTH_LIVENESS_FAILED');
+      assert.match(refused.lastError?.message ?? '', /ECONNREFUSED/);
+      assert.equal(refused.attempts, 4, 'the failed recovery probe counts as an attempt');
+      assert.equal(manager.actualState.pluginExists(path), false);
+      assert.ok(
+        refused.retryAt !== undefined && refused.retryAt > clock.now(),
+        'the next probe is scheduled',
+      );
+    });
+  }
+
   it('a plugin of an unknown type registers as soon as its handler is added', async (t) => {
     const { pluginsDir, manager, events, startPlugin, socket } = await startManager(t, {
       clock: new FakeClock(),

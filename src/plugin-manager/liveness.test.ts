@@ -260,6 +260,7 @@ describe('liveness: one held connection per plugin', () => {
     const clock = new FakeClock();
     const deadPaths = [plugin.socketPath];
     const alive: string[] = [];
+    const stillDead: BerthError[] = [];
     const recovery = createLivenessProber({
       periodMs: 1_000,
       timeoutMs: 200,
@@ -271,6 +272,10 @@ describe('liveness: one held connection per plugin', () => {
       onDead: () => assert.fail('nothing registered, nothing to declare dead'),
       deadSockets: () => deadPaths,
       onAlive: (socketPath) => alive.push(socketPath),
+      onStillDead: (socketPath, error) => {
+        assert.equal(socketPath, plugin.socketPath);
+        stillDead.push(error);
+      },
     });
     t.after(() => recovery.stop());
     plugin.behaviour.hangGetInfo = true;
@@ -286,10 +291,51 @@ describe('liveness: one held connection per plugin', () => {
     // Seen at round 0, first probe one period later, then 2, 4 and 8 periods apart.
     assert.deepEqual(probedAt, [1, 3, 7, 15]);
     assert.deepEqual(alive, []);
+    // Each failed probe says why, so the dead socket's status can follow (a hang now; a refusal later).
+    assert.deepEqual(
+      stillDead.map((e) => e.code),
+      ['BERTH_GET_INFO_FAILED', 'BERTH_GET_INFO_FAILED', 'BERTH_GET_INFO_FAILED', 'BERTH_GET_INFO_FAILED'],
+    );
 
     plugin.behaviour.hangGetInfo = false;
     await clock.advance(16_000);
     await recovery.probeAll();
     assert.deepEqual(alive, [plugin.socketPath]);
+  });
+  it('probes a dead socket once at a time: a probe slower than a period is not doubled', async (t) => {
+    const dir = createTempDir();
+    t.after(() => dir.remove());
+    const plugin = createExamplePlugin({
+      socketPath: dir.join('p.sock'),
+      name: 'p',
+      type: 'T',
+      versions: ['v1'],
+    });
+    t.after(() => plugin.stop());
+    await plugin.start();
+    plugin.behaviour.hangGetInfo = true;
+    const clock = new FakeClock();
+    const stillDead: BerthError[] = [];
+    const recovery = createLivenessProber({
+      periodMs: 1_000,
+      timeoutMs: 60_000, // far longer than a period: the probe is still out while periods pass
+      failureThreshold: 3,
+      clock,
+      logger: silentLogger,
+      dial: dialRegistration,
+      isBusy: () => false,
+      onDead: () => assert.fail('nothing registered'),
+      deadSockets: () => [plugin.socketPath],
+      onStillDead: (_, error) => stillDead.push(error),
+    });
+    await recovery.start();
+    await clock.advance(1_000); // first seen: the first probe is one period away
+    await clock.advance(1_000); // the first probe goes out and hangs
+    await waitFor('the first probe reached the plugin', () => plugin.getInfoCalls === 1);
+    for (let i = 0; i < 40; i++) await clock.advance(1_000);
+    assert.equal(plugin.getInfoCalls, 1, 'no second probe while the first is out');
+    assert.deepEqual(stillDead, []);
+    await recovery.stop(); // aborts the probe out: not a failure of the plugin
+    assert.deepEqual(stillDead, []);
   });
 });

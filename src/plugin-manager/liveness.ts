@@ -36,6 +36,12 @@ export interface LivenessProberOptions extends LivenessOptions {
   /** A dead socket answered GetInfo again. */
   onAlive?: (socketPath: string) => void;
   /**
+   * A recovery probe of a dead socket failed: why, now. The reason can change
+   * while the plugin stays dead (a stopped plugin that is then killed stops
+   * timing out and starts refusing), and its status must follow.
+   */
+  onStillDead?: (socketPath: string, error: BerthError) => void;
+  /**
    * True while registrations are running: a new plugin's connection then
    * waits, so a storm's handshakes do not share the plugins' accept queues
    * and berth's event loop with liveness connects. It is opened by
@@ -117,8 +123,8 @@ class Prober extends LifecycleComponent implements LivenessProber {
   /** Round-robin order of the keepalive pings. */
   readonly #ring: Watched[] = [];
   #cursor = 0;
-  /** Per dead socket: when to probe it next, and the interval after that. */
-  readonly #recovery = new Map<string, { nextAt: number; intervalMs: number }>();
+  /** Per dead socket: when to probe it next, the interval after that, and whether a probe is out now. */
+  readonly #recovery = new Map<string, { nextAt: number; intervalMs: number; probing?: boolean }>();
   readonly #inFlight = new Set<Promise<void>>();
   /** Handshake connections handed over for a generation not watched yet (adopt). */
   readonly #adopted = new Map<string, { uuid: string; connection: HeldConnection; at: number }>();
@@ -420,7 +426,8 @@ class Prober extends LifecycleComponent implements LivenessProber {
       if (schedule === undefined) {
         const first = nextBackoffMs(this.#recoveryBackoff, 0);
         this.#recovery.set(path, { nextAt: now + first, intervalMs: first });
-      } else if (now >= schedule.nextAt) {
+      } else if (now >= schedule.nextAt && schedule.probing !== true) {
+        // One probe of a socket at a time: a slow one (timeoutMs longer than a period) is not doubled.
         due.push(path);
       }
     }
@@ -432,6 +439,10 @@ class Prober extends LifecycleComponent implements LivenessProber {
   }
 
   async #probeRecoveryWith(socketPath: string, signal: AbortSignal): Promise<void> {
+    const schedule = this.#recovery.get(socketPath);
+    if (schedule === undefined) return;
+    schedule.probing = true;
+    let failure: BerthError | undefined;
     try {
       const { dial, timeoutMs } = this.#o;
       const conn = await dial(socketPath, { timeoutMs, signal });
@@ -441,18 +452,23 @@ class Prober extends LifecycleComponent implements LivenessProber {
         conn.close();
       }
     } catch (err) {
-      if (signal.aborted) return;
-      const schedule = this.#recovery.get(socketPath);
-      if (schedule === undefined) return;
-      schedule.intervalMs = nextBackoffMs(this.#recoveryBackoff, schedule.intervalMs);
-      schedule.nextAt = this.#o.clock.now() + schedule.intervalMs;
-      this.#o.logger.debug(
-        { socketPath, err, nextInMs: schedule.intervalMs },
-        'dead plugin still not answering',
-      );
+      failure = BerthError.from(err, 'BERTH_DIAL_FAILED');
+    } finally {
+      schedule.probing = false;
+    }
+    // Aborted (stopping), or the socket's schedule changed meanwhile (alive again, gone, or a new death).
+    if (signal.aborted || this.#recovery.get(socketPath) !== schedule) return;
+    if (failure === undefined) {
+      this.#recovery.delete(socketPath);
+      this.#o.onAlive?.(socketPath);
       return;
     }
-    if (signal.aborted || !this.#recovery.delete(socketPath)) return;
-    this.#o.onAlive?.(socketPath);
+    schedule.intervalMs = nextBackoffMs(this.#recoveryBackoff, schedule.intervalMs);
+    schedule.nextAt = this.#o.clock.now() + schedule.intervalMs;
+    this.#o.logger.debug(
+      { socketPath, err: failure, nextInMs: schedule.intervalMs },
+      'dead plugin still not answering',
+    );
+    this.#o.onStillDead?.(socketPath, failure);
   }
 }

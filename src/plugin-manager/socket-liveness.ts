@@ -1,5 +1,5 @@
 import type { ActualStateOfWorldStore, DesiredStateOfWorldStore, PluginInfo } from '../cache/index.js';
-import { type BerthError, type Clock, LifecycleComponent, type Logger } from '../common/index.js';
+import { BerthError, type Clock, LifecycleComponent, type Logger } from '../common/index.js';
 import type { OperationExecutor } from '../executor/index.js';
 import type { DialRegistration, HeldConnection } from '../registration/types.js';
 import { createLivenessProber, DEFAULT_LIVENESS, type LivenessProber } from './liveness.js';
@@ -72,6 +72,7 @@ export class SocketLiveness extends LifecycleComponent {
         return [...this.#dead.keys()];
       },
       onAlive: (socketPath) => this.#onAlive(socketPath),
+      onStillDead: (socketPath, error) => this.#onStillDead(socketPath, error),
     });
   }
 
@@ -195,6 +196,24 @@ export class SocketLiveness extends LifecycleComponent {
       `plugin at ${socketPath} answers again after liveness gave up: registering it`,
     );
     this.#o.desiredState.addOrUpdatePlugin(socketPath, { foundInDeprecatedDir: dead.foundInDeprecatedDir });
+  }
+
+  /**
+   * A recovery probe of a dead plugin failed. Its status shows why now, not
+   * why liveness gave up: a plugin found stopped (pings timed out) and then
+   * killed with its file left refuses connections, and an observer must call
+   * it stale, not unreachable. Each failed probe counts as an attempt.
+   */
+  #onStillDead(socketPath: string, probeError: BerthError): void {
+    const dead = this.#dead.get(socketPath);
+    if (dead === undefined) return;
+    dead.failures += 1;
+    const name = dead.plugin?.name ?? '';
+    dead.error = new BerthError(
+      'BERTH_LIVENESS_FAILED',
+      `plugin ${name} at socket ${socketPath} is still dead; its last recovery probe failed: ${probeError.message}`,
+      { cause: probeError, details: { socketPath, failures: dead.failures } },
+    );
   }
 
   /** Forgets dead plugins whose socket file is gone (the watcher no longer knows it). */
