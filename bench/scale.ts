@@ -74,12 +74,20 @@ async function openTrial(
   const pluginsDir = join(dir.path, 'plugins');
   mkdirSync(pluginsDir, { recursive: true });
   const farm = FARM === 'go' ? await startGoPluginFarm() : await startPluginFarm();
-  await prepare?.(farm, pluginsDir);
-  const runner =
-    mode === 'bare' && FLOOR === 'go'
-      ? await startGoRegistrar(pluginsDir)
-      : await startIpcChild(RUNNER, [mode, pluginsDir, dir.path], { BENCH_SCALE_STORAGE: storage });
-  return { dir, pluginsDir, farm, runner };
+  try {
+    await prepare?.(farm, pluginsDir);
+    const runner =
+      mode === 'bare' && FLOOR === 'go'
+        ? await startGoRegistrar(pluginsDir)
+        : await startIpcChild(RUNNER, [mode, pluginsDir, dir.path], { BENCH_SCALE_STORAGE: storage });
+    return { dir, pluginsDir, farm, runner };
+  } catch (err) {
+    // A runner that dies starting (a bad BENCH_RUNNER_FLAGS, a crash) must not leave the farm
+    // running: its process would keep the benchmark from ever exiting.
+    await farm.stop().catch(() => {});
+    dir.remove();
+    throw err;
+  }
 }
 
 async function closeTrial(trial: Trial): Promise<void> {
