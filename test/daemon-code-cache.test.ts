@@ -11,6 +11,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { DAEMON_INTERRUPT_BUDGET } from '../src/cli/jit-options.js';
 import {
   BERTH_CLI,
   spawnModule,
@@ -64,7 +65,12 @@ async function startOnce(dataDir: string, cacheDir: string, expectWrite: boolean
       timeoutMs: 60_000,
     });
     const saved = expectWrite ? await logLine(daemon, 'daemon code cache') : undefined;
-    return { loaded: JSON.parse(loaded), saved: saved === undefined ? undefined : JSON.parse(saved) };
+    const tuning = await logLine(daemon, 'daemon JIT tuning');
+    return {
+      loaded: JSON.parse(loaded),
+      saved: saved === undefined ? undefined : JSON.parse(saved),
+      tuning: JSON.parse(tuning),
+    };
   } finally {
     await stopChild(daemon.child);
   }
@@ -84,6 +90,9 @@ test('berth run writes its code cache once ready, uses it next time, and starts 
   // No cache yet: the bundle compiles from source, and the cache is written after ready.
   const first = await startOnce(dir.join('one'), cacheDir, true);
   assert.equal(first.loaded.codeCache, 'none');
+  // The daemon's JIT tuning is in force once the cache is written (src/cli/jit-options.ts);
+  // the next start using that cache shows it was written under the flags a start loads with.
+  assert.equal(first.tuning.interruptBudget, DAEMON_INTERRUPT_BUDGET);
   assert.match(first.loaded.daemonModule, new RegExp(`${file.replace('.', '\\.')}$`));
   assert.equal(first.saved.codeCacheWritten, cache);
   assert.deepEqual(readdirSync(cacheDir), [`${file}.v8cache`]);

@@ -9,6 +9,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { applyDaemonJitTuning } from '../../src/cli/jit-options.js';
 import { createPluginNode, type PluginNode } from '../../src/plugin-node/index.js';
 import { createMemoryStorage, createSqliteStorage, type SqliteStorage } from '../../src/storage/index.js';
 import type { BareRegistrar } from './bare-registrar.js';
@@ -48,6 +49,8 @@ async function start(): Promise<{ startedAt: number; readyAt: number }> {
       },
     });
     await node.start();
+    // As `berth run` does once started (src/cli/jit-options.ts). BENCH_NO_JIT_TUNING=1 keeps V8's defaults.
+    if (process.env.BENCH_NO_JIT_TUNING !== '1') applyDaemonJitTuning();
   } else {
     // Imported only in this mode: berth's runner must not carry the floor's modules (its RSS is a goal).
     const { startBareRegistrar } = await import('./bare-registrar.js');

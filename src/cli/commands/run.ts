@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { systemClock } from '../../common/index.js';
 import { formatHostPort, LOG_FORMATS, LOG_LEVELS, SYSTEM_PATHS } from '../../daemon/contract.js';
 import { loadDaemonModule } from '../daemon-module.js';
+import { applyDaemonJitTuning } from '../jit-options.js';
 
 export interface RunFlags {
   dataDir?: string;
@@ -150,5 +151,8 @@ export async function runDaemon(flags: RunFlags): Promise<void> {
   setImmediate(() => {
     const saved = loaded.saveCodeCache();
     if (saved !== undefined) logger.debug(saved, 'daemon code cache');
+    // Last: V8 stamps code caches with its flags, so a flag changed any earlier would make this
+    // cache, and node's own cache of its built-in modules, useless to every later start.
+    logger.debug({ interruptBudget: applyDaemonJitTuning() }, 'daemon JIT tuning');
   });
 }
