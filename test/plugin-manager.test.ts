@@ -256,16 +256,7 @@ describe('plugin manager: where berth is better than the kubelet', () => {
     const handler = new RecordingHandler();
     manager.addHandler('DevicePlugin', handler);
     const path = join(pluginsDir, 'frozen.sock');
-    const child = spawnModule(siblingModule(import.meta.url, './fixtures/example-plugin-process'), [
-      path,
-      'frozen',
-      'DevicePlugin',
-    ]);
-    t.after(async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGCONT');
-      await stopChild(child, 'SIGKILL');
-    });
-    await firstLine(child, 'serving');
+    const child = await startPluginProcess(t, path, 'frozen');
     await waitFor('registered', async () => {
       const status = socket(path);
       // A dial that lands between the child's bind() and listen() is refused: let that backoff pass.
@@ -357,16 +348,7 @@ describe('plugin manager: where berth is better than the kubelet', () => {
       manager.addHandler('DevicePlugin', new RecordingHandler());
       await manager.start();
       const path = join(pluginsDir, 'frozen.sock');
-      const child = spawnModule(siblingModule(import.meta.url, './fixtures/example-plugin-process'), [
-        path,
-        'frozen',
-        'DevicePlugin',
-      ]);
-      t.after(async () => {
-        if (child.exitCode === null && child.signalCode === null) child.kill('SIGCONT');
-        await stopChild(child, 'SIGKILL');
-      });
-      await firstLine(child, 'serving');
+      const child = await startPluginProcess(t, path, 'frozen');
       const live = mode === 'observe' ? 'observed' : 'registered';
       await waitFor(live, async () => {
         const status = socket(path);
@@ -551,6 +533,21 @@ async function staleSocketAt(path: string): Promise<void> {
 }
 
 /** Resolves when the child prints `line` on stdout. */
+/** A DevicePlugin in a child process (to be stopped or killed), serving on `path`; killed after the test. */
+async function startPluginProcess(t: TestContext, path: string, name: string): Promise<ChildProcess> {
+  const child = spawnModule(siblingModule(import.meta.url, './fixtures/example-plugin-process'), [
+    path,
+    name,
+    'DevicePlugin',
+  ]);
+  t.after(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGCONT');
+    await stopChild(child, 'SIGKILL');
+  });
+  await firstLine(child, 'serving');
+  return child;
+}
+
 function firstLine(child: ChildProcess, line: string): Promise<void> {
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {

@@ -50,6 +50,21 @@ async function setup(t: TestContext, options: Partial<LivenessProberOptions> = {
   return { farm, dead, prober, clock, serve };
 }
 
+/** berth's example plugin in this process, in its own temp dir (its behaviour can hang GetInfo). */
+async function startInProcessPlugin(t: TestContext) {
+  const dir = createTempDir();
+  t.after(() => dir.remove());
+  const plugin = createExamplePlugin({
+    socketPath: dir.join('p.sock'),
+    name: 'p',
+    type: 'T',
+    versions: ['v1'],
+  });
+  t.after(() => plugin.stop());
+  await plugin.start();
+  return plugin;
+}
+
 describe('liveness: one held connection per plugin', () => {
   it('a plugin that crashes with its socket file left behind is dead at once, with no probe period', async (t) => {
     const { farm, dead, prober, serve } = await setup(t);
@@ -66,8 +81,6 @@ describe('liveness: one held connection per plugin', () => {
   });
 
   it('a plugin whose socket file went is left to the watcher, and one that answers again is reconnected', async (t) => {
-    const dir = createTempDir();
-    t.after(() => dir.remove());
     const dead: Dead[] = [];
     const prober = createLivenessProber({
       periodMs: 1_000,
@@ -81,14 +94,7 @@ describe('liveness: one held connection per plugin', () => {
     });
     t.after(() => prober.stop());
     await prober.start();
-    const plugin = createExamplePlugin({
-      socketPath: dir.join('p.sock'),
-      name: 'p',
-      type: 'T',
-      versions: ['v1'],
-    });
-    t.after(() => plugin.stop());
-    await plugin.start();
+    const plugin = await startInProcessPlugin(t);
     prober.watch({ socketPath: plugin.socketPath, timestamp: 1, uuid: 'g', foundInDeprecatedDir: false });
     await prober.probeAll();
     await plugin.stop(); // removes the socket file
@@ -247,16 +253,7 @@ describe('liveness: one held connection per plugin', () => {
   });
 
   it('re-probes a dead socket on a doubling interval and reports it alive once it answers', async (t) => {
-    const dir = createTempDir();
-    t.after(() => dir.remove());
-    const plugin = createExamplePlugin({
-      socketPath: dir.join('p.sock'),
-      name: 'p',
-      type: 'T',
-      versions: ['v1'],
-    });
-    t.after(() => plugin.stop());
-    await plugin.start();
+    const plugin = await startInProcessPlugin(t);
     const clock = new FakeClock();
     const deadPaths = [plugin.socketPath];
     const alive: string[] = [];
@@ -302,17 +299,9 @@ describe('liveness: one held connection per plugin', () => {
     await recovery.probeAll();
     assert.deepEqual(alive, [plugin.socketPath]);
   });
+
   it('probes a dead socket once at a time: a probe slower than a period is not doubled', async (t) => {
-    const dir = createTempDir();
-    t.after(() => dir.remove());
-    const plugin = createExamplePlugin({
-      socketPath: dir.join('p.sock'),
-      name: 'p',
-      type: 'T',
-      versions: ['v1'],
-    });
-    t.after(() => plugin.stop());
-    await plugin.start();
+    const plugin = await startInProcessPlugin(t);
     plugin.behaviour.hangGetInfo = true;
     const clock = new FakeClock();
     const stillDead: BerthError[] = [];
