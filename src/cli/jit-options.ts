@@ -6,8 +6,9 @@ import { setFlagsFromString } from 'node:v8';
  * is 67,584). berth's work comes in bursts (a storm of plugins, then hours of
  * idle keepalives), and with the default a fresh daemon spends about as much
  * CPU on its compiler threads optimising the registration path as it spends
- * registering: a storm of 1,000 took 0.95–1.05 CPU-s, 0.70–0.75 with this
- * budget, on two cores shared with the plugins (bench/results.md). Functions
+ * registering: a storm of 1,000 took 0.86–1.03 CPU-s, 0.69–0.80 with this
+ * budget, on two cores shared with the plugins; storms of 5,000 and start-up
+ * did not change beyond the noise (bench/results.md). Functions
  * that stay hot are still optimised, a few thousand calls later.
  */
 export const DAEMON_INTERRUPT_BUDGET = 400_000;
