@@ -20,6 +20,7 @@
 // bundle imports from dist/src when configured).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const EXTERNAL_PACKAGES = ['better-sqlite3', 'node-unix-socket', '@kubernetes/client-node', 'etcd3'];
 /** berth's modules that import an optional peer: outside the daemon bundle, loaded by import(). */
@@ -90,12 +91,14 @@ export async function buildBundles(dist, bundle) {
     entryNames: 'daemon-[hash]',
     // The loader passes the bundle's own URL under this name (a CommonJS file has no import.meta).
     define: { 'import.meta.url': '__berthImportMetaUrl' },
-    plugins: [optionalPeersOutside(dist, bundle, dynamicImports)],
+    plugins: [deferredRequires(DAEMON_DEFERRED), optionalPeersOutside(dist, bundle, dynamicImports)],
   });
   const outputs = Object.keys(daemon.metafile.outputs).map((out) => resolve(out));
   const daemonFile = outputs.find((out) => out.endsWith('.cjs'));
   if (daemonFile === undefined) throw new Error('esbuild wrote no daemon bundle');
-  rewriteDaemonBundle(daemonFile, dynamicImports);
+  // The loader's own definition of the wrapper, as tsc just compiled it.
+  const wrapperOf = await import(pathToFileURL(join(dist, 'src/cli/code-cache-options.js')).href);
+  rewriteDaemonBundle(daemonFile, dynamicImports, wrapperOf.scriptWrapper(wrapperOf.DAEMON_BUNDLE_PARAMS));
   writeFileSync(join(bundle, DAEMON_MANIFEST), `${JSON.stringify({ file: relative(bundle, daemonFile) })}\n`);
   return [
     ...Object.keys(cli.metafile.outputs).map((out) => resolve(out)),
@@ -103,6 +106,71 @@ export async function buildBundles(dist, bundle) {
     ...outputs,
     resolve(join(bundle, DAEMON_MANIFEST)),
   ];
+}
+
+/**
+ * Imports the daemon's start evaluates but never calls: each is replaced by a
+ * stand-in that loads the real module on first use. Together about 8 ms of
+ * every `berth run` (issue 20): fastify requires node:http2 (5 ms to load)
+ * and node:https (with node:tls, 2.6 ms) for servers berth never asks it for;
+ * prom-client's Pushgateway, which berth never uses, requires https and
+ * zlib; fastify's plugin version checks pull in semver (1.6 ms); and yaml
+ * (2.2 ms) is needed only when a config or object file is read.
+ *
+ * `importer` ends the path of the module whose import is deferred (other
+ * importers get the real module); `exports` says what the importer uses:
+ * 'proxy' (a CommonJS module reading properties at call time), or the names
+ * of functions (an ES module's named imports, or a CommonJS destructuring at
+ * load time). The build fails when a rule matches nothing, so an upgrade that
+ * moves an import cannot silently bring the cost back.
+ */
+const DAEMON_DEFERRED = [
+  { importer: 'node_modules/fastify/lib/server.js', specifier: 'node:http2', exports: 'proxy' },
+  { importer: 'node_modules/fastify/lib/server.js', specifier: 'node:https', exports: 'proxy' },
+  { importer: 'node_modules/fastify/lib/plugin-utils.js', specifier: 'semver', exports: 'proxy' },
+  { importer: 'node_modules/prom-client/lib/pushgateway.js', specifier: 'https', exports: 'proxy' },
+  { importer: 'node_modules/prom-client/lib/pushgateway.js', specifier: 'zlib', exports: ['gzipSync'] },
+  { importer: 'dist/src/daemon/config/config.js', specifier: 'yaml', exports: ['parse'] },
+  { importer: 'dist/src/objects/sources/object-file.js', specifier: 'yaml', exports: ['parse'] },
+];
+
+function deferredRequires(rules) {
+  const used = new Set();
+  return {
+    name: 'deferred-requires',
+    setup(build) {
+      build.onResolve({ filter: /.*/ }, (args) => {
+        if (args.namespace !== 'file') return undefined;
+        const rule = rules.find((r) => r.specifier === args.path && args.importer.endsWith(r.importer));
+        if (rule === undefined) return undefined;
+        used.add(rule);
+        return {
+          path: `${rule.specifier} for ${rule.importer}`,
+          namespace: 'berth-deferred',
+          pluginData: { rule, resolveDir: args.resolveDir },
+        };
+      });
+      build.onLoad({ filter: /.*/, namespace: 'berth-deferred' }, ({ pluginData }) => {
+        const { rule, resolveDir } = pluginData;
+        const load = `let loaded; const load = () => (loaded ??= require(${JSON.stringify(rule.specifier)}));`;
+        const contents =
+          rule.exports === 'proxy'
+            ? `${load}\nmodule.exports = new Proxy({}, { get: (_, key) => load()[key], has: (_, key) => key in load() });\n`
+            : `${load}\n${rule.exports.map((name) => `export function ${name}(...args) { return load().${name}(...args); }`).join('\n')}\n`;
+        // resolveDir: the stand-in's own require() resolves from the importer's folder.
+        return { contents, resolveDir, loader: 'js' };
+      });
+      build.onEnd((result) => {
+        if (result.errors.length > 0) return;
+        const unused = rules.filter((r) => !used.has(r));
+        if (unused.length > 0) {
+          throw new Error(
+            `deferred imports that no longer exist: ${unused.map((r) => `${r.importer} -> ${r.specifier}`).join(', ')}; update DAEMON_DEFERRED in scripts/bundle.mjs`,
+          );
+        }
+      });
+    },
+  };
 }
 
 /** cli/daemon-module.ts's fallback import of the daemon stays an import of dist/src (never taken from the bundle). */
@@ -136,6 +204,11 @@ function optionalPeersOutside(dist, bundle, dynamicImports) {
       build.onResolve({ filter: /.*/ }, (args) => {
         if (args.kind === 'entry-point') return undefined;
         const isBare = !args.path.startsWith('.') && !args.path.startsWith('/');
+        // A built-in loaded on first use (`await import('node:https')`) is rewritten like a peer.
+        if (isBare && args.path.startsWith('node:') && args.kind === 'dynamic-import') {
+          dynamicImports.add(args.path);
+          return undefined;
+        }
         if (isBare && (args.path.startsWith('node:') || !EXTERNAL_PACKAGES.includes(args.path)))
           return undefined;
         if (isBare) {
@@ -161,9 +234,10 @@ function optionalPeersOutside(dist, bundle, dynamicImports) {
  * node 20, so each `import("x")` of something outside the bundle becomes
  * `__berthImport("x")`, which the loader passes in. Non-ASCII characters (in
  * comments: esbuild escapes them elsewhere) become \u escapes, so the loader
- * can read the file as a one-byte string.
+ * can read the file as a one-byte string. The file is written wrapped in the
+ * loader's function (`head` ... `tail`), which it then compiles as it is.
  */
-function rewriteDaemonBundle(file, dynamicImports) {
+function rewriteDaemonBundle(file, dynamicImports, { head, tail }) {
   let text = readFileSync(file, 'utf8');
   for (const specifier of dynamicImports) {
     const call = `import(${JSON.stringify(specifier)})`;
@@ -174,5 +248,6 @@ function rewriteDaemonBundle(file, dynamicImports) {
     throw new Error('the daemon bundle still has a dynamic import()');
   }
   text = text.replace(/[\u0080-\uffff]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  writeFileSync(file, text);
+  // Already wrapped as the loader would wrap it (code-cache-options.ts says why).
+  writeFileSync(file, `${head}${text}${tail}`);
 }

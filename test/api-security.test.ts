@@ -4,10 +4,11 @@
  * Host headers; TLS and mutual TLS; the connection and event-stream caps;
  * plugin names with '/' through the API and the CLI; an empty JSON body on
  * DELETE; malformed URLs in berth's error shape; readiness when the plugins
- * directory is replaced by a file. In-process daemons on real sockets.
+ * directory is replaced by a file. In-process daemons on real sockets, and
+ * one `berth run` (the bundle) serving HTTPS.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -18,7 +19,7 @@ import { silentLogger } from '../src/common/index.js';
 import type { ConfigFile } from '../src/daemon/index.js';
 import { createDaemon, type Daemon, resolveDaemonConfig } from '../src/daemon/index.js';
 import { createExamplePlugin } from '../src/registration/index.js';
-import { BERTH_CLI, spawnModule } from '../src/testing/harness/index.js';
+import { BERTH_CLI, spawnModule, stopChild, trackChild, waitForLine } from '../src/testing/harness/index.js';
 import { createTempDir, type TempDir, waitFor } from '../src/testing/index.js';
 
 const MAIN = BERTH_CLI;
@@ -182,6 +183,26 @@ describe('API security', () => {
     assert.equal((await call({ port, tls: withCert }, 'GET', '/v1/plugins')).status, 200);
     // Plain HTTP on the TLS port gets nothing.
     await assert.rejects(call({ port }, 'GET', '/v1/plugins', { authorization: `Bearer ${token}` }));
+  });
+
+  it('berth run (the bundle, which loads node:https only for TLS) serves HTTPS from a YAML config', async (t) => {
+    await using dir = createTempDir('berth-sec-');
+    const pki = makePki(dir);
+    const configPath = dir.join('berth.yaml');
+    writeFileSync(configPath, `tls:\n  cert: ${pki.serverCert}\n  key: ${pki.serverKey}\n`);
+    const children = new Set<ChildProcess>();
+    t.after(() => Promise.all([...children].map((child) => stopChild(child))));
+    const daemon = trackChild(
+      spawnModule(MAIN, ['run', '--data-dir', dir.path, '--config', configPath, '--listen', '127.0.0.1:0']),
+      children,
+    );
+    const line = await waitForLine(daemon, 'the start-up line', (l) => l.startsWith('berth: watching'));
+    const port = Number(/https:\/\/127\.0\.0\.1:(\d+)/.exec(line)?.[1]);
+    assert.ok(port > 0, line);
+    const ca = readFileSync(pki.caCert);
+    const healthz = await call({ port, tls: { ca } }, 'GET', '/healthz');
+    assert.equal(healthz.status, 200, healthz.text);
+    await assert.rejects(call({ port }, 'GET', '/healthz'));
   });
 
   it('caps connections and event streams with a 503 in berth error shape and a metric', async (t) => {

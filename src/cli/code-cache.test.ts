@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createTempDir } from '../testing/index.js';
 import { runCachedScript } from './code-cache.js';
-import { CODE_CACHE_MAGIC, codeCacheFiles } from './code-cache-options.js';
+import { CODE_CACHE_MAGIC, codeCacheFiles, scriptWrapper } from './code-cache-options.js';
 
 /** A CommonJS bundle with enough functions for V8 to cache, using a wrapper parameter. */
 const BUNDLE = `'use strict';
@@ -64,6 +64,30 @@ describe('code cache for a CommonJS bundle (code-cache.ts)', () => {
     assert.equal(second.exports.sum(), 2450);
     // A used cache is not written again.
     assert.deepEqual(second.saveCache(), { problems: [] });
+  });
+
+  it('a bundle the build wrote already wrapped runs as it is, with and without its cache; one wrapped for other names fails clearly', async () => {
+    await using dir = createTempDir('berth-cc-');
+    const { head, tail } = scriptWrapper(['__greet']);
+    const file = dir.join('daemon-WRAPPED1.cjs');
+    writeFileSync(file, `${head}${BUNDLE}${tail}`);
+    const cache = dir.join('daemon-WRAPPED1.cjs.v8cache');
+
+    const first = load(file, [cache]);
+    assert.equal(first.exports.sum(), 2450);
+    assert.equal(first.exports.greeting, 'hello cache');
+    assert.equal(first.saveCache().written, cache);
+    const second = load(file, [cache]);
+    assert.equal(second.cacheUsed, cache);
+    assert.equal(second.exports.sum(), 2450);
+
+    // Wrapped again, its code would never run: the loader says so instead of returning no exports.
+    const other = dir.join('daemon-WRAPPED2.cjs');
+    writeFileSync(other, `${scriptWrapper(['__other']).head}${BUNDLE}${tail}`);
+    assert.throws(
+      () => load(other, []),
+      /daemon-WRAPPED2\.cjs was built wrapped for other parameters than __greet/,
+    );
   });
 
   it('a damaged payload is skipped (never given to V8), the bundle still runs, and a good cache replaces it', async () => {

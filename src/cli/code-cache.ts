@@ -5,7 +5,12 @@ import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { cachedDataVersionTag } from 'node:v8';
 import { Script } from 'node:vm';
-import { CODE_CACHE_MAGIC, CODE_CACHE_SUFFIX } from './code-cache-options.js';
+import {
+  CODE_CACHE_MAGIC,
+  CODE_CACHE_SUFFIX,
+  SCRIPT_WRAPPER_START,
+  scriptWrapper,
+} from './code-cache-options.js';
 
 /**
  * Runs a CommonJS bundle with a V8 code cache, the start-up cost node 20
@@ -49,8 +54,17 @@ export interface CachedScript<T> {
 export function runCachedScript<T>(options: CachedScriptOptions): CachedScript<T> {
   const names = Object.keys(options.params ?? {});
   const source = readSource(options.file);
-  // The same wrapper as node's CommonJS loader, so the bundle sees the usual five names.
-  const wrapper = `(function (exports, require, module, __filename, __dirname${names.map((n) => `, ${n}`).join('')}) {${source}\n})`;
+  // The same wrapper as node's CommonJS loader, so the bundle sees the usual five names. A
+  // file the build wrote already wrapped (the daemon bundle) is compiled as it is.
+  const { head, tail } = scriptWrapper(names);
+  const wrapped = source.startsWith(SCRIPT_WRAPPER_START);
+  if (wrapped && !(source.startsWith(head) && source.endsWith(tail))) {
+    // Wrapped again, its code would never run.
+    throw new Error(
+      `${options.file} was built wrapped for other parameters than ${names.join(', ') || 'none'}`,
+    );
+  }
+  const wrapper = wrapped ? source : `${head}${source}${tail}`;
   const tag = versionLine();
   const cacheProblems: string[] = [];
   const found = findCache(options.cacheFiles, tag, cacheProblems);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { codeCacheFiles } from './code-cache-options.js';
+import { codeCacheFiles, type DAEMON_BUNDLE_PARAMS } from './code-cache-options.js';
 
 export type DaemonModule = typeof import('../daemon/index.js');
 
@@ -41,6 +41,7 @@ export async function loadDaemonModule(): Promise<LoadedDaemonModule> {
   const loaded = runCachedScript<DaemonModule>({
     file: bundle,
     cacheFiles: codeCacheFiles(bundle),
+    // In DAEMON_BUNDLE_PARAMS's order: the build wrapped the bundle in a function of these names.
     params: {
       // What the bundle's `import.meta.url` and dynamic `import()` of modules left outside
       // it (optional packages) became: the build rewrites them to these two names, because
@@ -48,7 +49,7 @@ export async function loadDaemonModule(): Promise<LoadedDaemonModule> {
       __berthImportMetaUrl: bundleUrl,
       __berthImport: (specifier: string) =>
         import(specifier.startsWith('.') ? new URL(specifier, bundleUrl).href : specifier),
-    },
+    } satisfies Record<(typeof DAEMON_BUNDLE_PARAMS)[number], unknown>,
   });
   return {
     module: loaded.exports,

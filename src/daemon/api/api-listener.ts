@@ -1,6 +1,5 @@
 import { chmodSync, lstatSync, unlinkSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
 import { connect } from 'node:net';
 import { BerthError, type Clock, errorMessage } from '../../common/index.js';
 import { UNIX_SOCKET_PATH_MAX_BYTES } from '../../unix-grpc/unix-grpc-options.js';
@@ -108,8 +107,9 @@ export async function listenTcp(
   options: TcpListenOptions = {},
 ): Promise<{ server: Server; address: TcpAddress }> {
   const { tls } = options;
+  // node:https (with node:tls, about 3 ms) is loaded only by a daemon that serves TLS.
   const server: Server = tls
-    ? createHttpsServer(
+    ? (await import('node:https')).createServer(
         {
           ...SERVER_OPTIONS,
           cert: tls.cert,
