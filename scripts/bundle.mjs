@@ -17,12 +17,16 @@
 // Native and optional packages stay outside both (better-sqlite3,
 // node-unix-socket; the Kubernetes client and etcd3 are optional peers,
 // reached only through berth's modules that wrap them, which the daemon
-// bundle imports from dist/src when configured).
+// bundle imports from dist/src when configured). The daemon bundle carries
+// better-sqlite3's JavaScript, not its addon (storage/open-database.ts gives
+// the addon's path): loaded from node_modules, its files were compiled at
+// every start, about 5 ms of it.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const EXTERNAL_PACKAGES = ['better-sqlite3', 'node-unix-socket', '@kubernetes/client-node', 'etcd3'];
+const DAEMON_EXTERNAL_PACKAGES = EXTERNAL_PACKAGES.filter((name) => name !== 'better-sqlite3');
 /** berth's modules that import an optional peer: outside the daemon bundle, loaded by import(). */
 const OPTIONAL_PEER_MODULES = ['src/objects/etcd.js', 'src/objects/kubernetes.js', 'src/cluster/etcd.js'];
 export const DAEMON_MANIFEST = 'daemon-bundle.json';
@@ -89,6 +93,7 @@ export async function buildBundles(dist, bundle) {
     ...commonJs,
     entryPoints: [join(dist, 'src/daemon/index.js')],
     entryNames: 'daemon-[hash]',
+    external: DAEMON_EXTERNAL_PACKAGES,
     // The loader passes the bundle's own URL under this name (a CommonJS file has no import.meta).
     define: { 'import.meta.url': '__berthImportMetaUrl' },
     plugins: [deferredRequires(DAEMON_DEFERRED), optionalPeersOutside(dist, bundle, dynamicImports)],
@@ -209,7 +214,7 @@ function optionalPeersOutside(dist, bundle, dynamicImports) {
           dynamicImports.add(args.path);
           return undefined;
         }
-        if (isBare && (args.path.startsWith('node:') || !EXTERNAL_PACKAGES.includes(args.path)))
+        if (isBare && (args.path.startsWith('node:') || !DAEMON_EXTERNAL_PACKAGES.includes(args.path)))
           return undefined;
         if (isBare) {
           if (args.kind === 'dynamic-import') dynamicImports.add(args.path);

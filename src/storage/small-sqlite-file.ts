@@ -1,8 +1,8 @@
 import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
-import Database from 'better-sqlite3';
 import { BerthError, errorMessage } from '../common/index.js';
+import { openDatabase } from './open-database.js';
 import {
   applyWalBounds,
   checkHeader,
@@ -147,7 +147,7 @@ function openWritable(options: SmallSqliteFileOptions): BetterSqlite3.Database {
     chmodSync(path, 0o600);
     checkHeader(path);
   }
-  const db = new Database(path);
+  const db = openDatabase(path);
   try {
     // Before anything is set: a newer berth's file is left byte for byte as it was.
     const version = db.pragma('user_version', { simple: true }) as number;

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import {
   BerthError,
   type ClockTimer,
@@ -9,6 +9,7 @@ import {
   LifecycleComponent,
 } from '../common/index.js';
 import { CorruptStateError } from './corrupt-state-error.js';
+import { openDatabase } from './open-database.js';
 import { migrate, readSchemaVersion, SCHEMA_VERSION } from './sqlite-migrations.js';
 import { createChangeWriter, readState, replaceState } from './sqlite-rows.js';
 import { applyWalBounds, checkHeader, diskFullError, isDiskFull, openReadOnlyCopy } from './sqlite-wal.js';
@@ -269,7 +270,7 @@ class SqliteStateStorage extends LifecycleComponent implements SqliteStorage {
   #leaveReadOnly(): void {
     let db: Db | undefined;
     try {
-      db = new Database(this.path, { timeout: this.#options.busyTimeoutMs, fileMustExist: true });
+      db = openDatabase(this.path, { timeout: this.#options.busyTimeoutMs, fileMustExist: true });
       this.#prepare(db, readSchemaVersion(db));
     } catch (err) {
       db?.close();
@@ -373,7 +374,7 @@ class SqliteStateStorage extends LifecycleComponent implements SqliteStorage {
   #openExisting(): Db {
     // Checked before SQLite opens the file: SQLite would delete a stray -wal next to a non-database.
     checkHeader(this.path);
-    const db = new Database(this.path, { timeout: this.#options.busyTimeoutMs });
+    const db = openDatabase(this.path, { timeout: this.#options.busyTimeoutMs });
     try {
       // Reads only, before anything is written: a newer database stays untouched.
       const check = db.pragma('quick_check', { simple: true });
@@ -400,7 +401,7 @@ class SqliteStateStorage extends LifecycleComponent implements SqliteStorage {
   #openFresh(): Db {
     let db: Db | undefined;
     try {
-      db = new Database(this.path, { timeout: this.#options.busyTimeoutMs });
+      db = openDatabase(this.path, { timeout: this.#options.busyTimeoutMs });
       this.#prepare(db, 0);
       return db;
     } catch (err) {

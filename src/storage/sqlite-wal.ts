@@ -1,8 +1,8 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
-import Database from 'better-sqlite3';
 import { BerthError, errorMessage } from '../common/index.js';
 import { CorruptStateError } from './corrupt-state-error.js';
+import { openDatabase } from './open-database.js';
 
 /**
  * Bounds on SQLite's write-ahead log. SQLite's own default checkpoints only
@@ -71,11 +71,11 @@ export function openReadOnlyCopy(path: string): BetterSqlite3.Database {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     image = Buffer.alloc(0);
   }
-  if (image.length === 0) return new Database(':memory:');
+  if (image.length === 0) return openDatabase(':memory:');
   // Bytes 18-19 say WAL mode; an in-memory copy must say rollback mode to be readable.
   image[18] = 1;
   image[19] = 1;
-  return new Database(image, { readonly: true });
+  return openDatabase(image, { readonly: true });
 }
 
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');

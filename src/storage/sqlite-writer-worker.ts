@@ -11,6 +11,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type BetterSqlite3 from 'better-sqlite3';
+import type { openDatabase } from './open-database.js';
 import type { createChangeWriter } from './sqlite-rows.js';
 import type { RegistryChange, WriterInit, WriterReply, WriterRequest } from './sqlite-writer-protocol.js';
 
@@ -32,18 +33,18 @@ interface Connection {
  */
 let modules:
   | Promise<{
-      Database: typeof BetterSqlite3;
+      openDatabase: typeof openDatabase;
       createChangeWriter: typeof createChangeWriter;
       applyWalBounds: (db: BetterSqlite3.Database) => void;
     }>
   | undefined;
 function load() {
   modules ??= Promise.all([
-    import('better-sqlite3'),
+    import('./open-database.js'),
     import('./sqlite-rows.js'),
     import('./sqlite-wal.js'),
   ]).then(([sqlite, rows, wal]) => ({
-    Database: sqlite.default,
+    openDatabase: sqlite.openDatabase,
     createChangeWriter: rows.createChangeWriter,
     applyWalBounds: wal.applyWalBounds,
   }));
@@ -55,8 +56,8 @@ let connection: Connection | undefined;
 let failed = false;
 
 async function connect(): Promise<Connection> {
-  const { Database, createChangeWriter, applyWalBounds } = await load();
-  const db = new Database(init.path, { timeout: init.busyTimeoutMs, fileMustExist: true });
+  const { openDatabase, createChangeWriter, applyWalBounds } = await load();
+  const db = openDatabase(init.path, { timeout: init.busyTimeoutMs, fileMustExist: true });
   try {
     db.pragma('journal_mode = WAL');
     // FULL: a commit that returned survives power loss or kill -9, not only a clean exit.

@@ -1,0 +1,20 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { basename } from 'node:path';
+import { describe, it } from 'node:test';
+import { openDatabase, sqliteAddonPath } from './open-database.js';
+
+describe('openDatabase (open-database.ts)', () => {
+  it("finds better-sqlite3's addon where its build puts it, and opens databases with it", () => {
+    const addon = sqliteAddonPath();
+    assert.ok(addon !== undefined, 'the addon of this checkout was not found');
+    assert.equal(basename(addon), 'better_sqlite3.node');
+    assert.ok(existsSync(addon), addon);
+    const db = openDatabase(':memory:');
+    try {
+      assert.deepEqual(db.prepare('select 40 + 2 as n').get(), { n: 42 });
+    } finally {
+      db.close();
+    }
+  });
+});
