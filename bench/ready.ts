@@ -9,9 +9,15 @@
  * the first).
  *
  * BENCH_READY_ROUNDS overrides the rounds (default 15, quick 5).
+ *
+ * Then one daemon of each build, nothing registered, is left idle: its CPU
+ * share over a window after it settled (/proc/<pid>/task/<tid>/schedstat,
+ * nanoseconds). The scale benchmark's idle rows measure the plugin node in a
+ * runner; this is the whole daemon (its API server, metrics, timers), whose
+ * own wakeups the runner does not have.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +36,9 @@ const MAIN = process.env.BENCH_READY_MAIN ?? fileURLToPath(new URL('../src/cli/m
 const COMPARE = process.env.BENCH_READY_COMPARE;
 const COMPARE_ENTRY = COMPARE === 'unbundled' ? MAIN : COMPARE;
 const COMPARE_ENV: Record<string, string> = COMPARE === 'unbundled' ? { BERTH_NO_BUNDLE: '1' } : {};
+/** The idle daemon: how long it settles after ready, then the window its CPU is measured over. */
+const IDLE_SETTLE_MS = QUICK ? 3_000 : 10_000;
+const IDLE_WINDOW_MS = QUICK ? 5_000 : 30_000;
 
 function cpuMsOf(pid: number): number {
   try {
@@ -93,6 +102,56 @@ async function timeReady(
   }
 }
 
+/** Run time of each thread of `pid` so far, in ms (schedstat: nanoseconds, not 10 ms ticks); the main thread first. */
+function threadRunMs(pid: number): { main: number; all: number } {
+  let all = 0;
+  let main = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const ns = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      all += ns / 1e6;
+      if (tid === String(pid)) main = ns / 1e6;
+    } catch {
+      // A thread that ended meanwhile.
+    }
+  }
+  return { main, all };
+}
+
+/** One `berth run` on a fresh data directory, nothing registered: its CPU share of one core once settled. */
+async function idleShare(
+  main = MAIN,
+  env: Record<string, string> = {},
+): Promise<{ main: number; all: number }> {
+  const dir = makeTempDir('berth-idle-');
+  const child = spawn(process.execPath, [main, 'run', '--data-dir', dir.path, '--log-level', 'warn'], {
+    stdio: 'ignore',
+    env: { ...process.env, ...env, BERTH_DATA_DIR: dir.path },
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  try {
+    const socket = join(dir.path, 'berth.sock');
+    const t0 = nowMs();
+    while ((await readyz(socket)) !== 200) {
+      if (child.exitCode !== null) throw new Error(`berth run exited ${child.exitCode}`);
+      if (nowMs() - t0 > 30_000) throw new Error('berth run not ready within 30 s');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    await new Promise((resolve) => setTimeout(resolve, IDLE_SETTLE_MS));
+    const pid = child.pid ?? 0;
+    const before = threadRunMs(pid);
+    const from = nowMs();
+    await new Promise((resolve) => setTimeout(resolve, IDLE_WINDOW_MS));
+    const after = threadRunMs(pid);
+    const window = nowMs() - from;
+    return { main: (after.main - before.main) / window, all: (after.all - before.all) / window };
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+    dir.remove();
+  }
+}
+
 export interface ReadyResult {
   node: number[];
   ready: number[];
@@ -101,6 +160,9 @@ export interface ReadyResult {
   restart: number[];
   version: number[];
   compare: { ready: number[]; readyCpu: number[]; version: number[] };
+  /** The idle daemon's CPU share of one core: its main thread, and all its threads. */
+  idle: { main: number; all: number };
+  compareIdle?: { main: number; all: number };
 }
 
 export async function measureReady(rounds = ROUNDS): Promise<ReadyResult> {
@@ -111,6 +173,7 @@ export async function measureReady(rounds = ROUNDS): Promise<ReadyResult> {
     restart: [],
     version: [],
     compare: { ready: [], readyCpu: [], version: [] },
+    idle: { main: 0, all: 0 },
   };
   const kept = makeTempDir('berth-ready-kept-');
   // Warm-up: the page cache holds node and dist/ afterwards, as on a node that runs berth.
@@ -120,6 +183,8 @@ export async function measureReady(rounds = ROUNDS): Promise<ReadyResult> {
   } finally {
     kept.remove();
   }
+  out.idle = await idleShare();
+  if (COMPARE_ENTRY !== undefined) out.compareIdle = await idleShare(COMPARE_ENTRY, COMPARE_ENV);
   return out;
 }
 
@@ -142,6 +207,8 @@ async function measureRounds(out: ReadyResult, rounds: number, kept: string): Pr
     }
   }
 }
+
+const percent = (share: number) => `${(share * 100).toFixed(2)}%`;
 
 export async function readyBenchmark(): Promise<BenchSection> {
   const r = await measureReady();
@@ -171,6 +238,16 @@ export async function readyBenchmark(): Promise<BenchSection> {
                 latencyRow(`${COMPARE} run → /readyz 200`, summarize(r.compare.ready), base),
                 latencyRow(`${COMPARE} --version`, summarize(r.compare.version), base),
               ]),
+        ],
+      },
+      {
+        caption: `berth run idle, nothing registered: CPU share of one core over ${IDLE_WINDOW_MS / 1000} s, ${IDLE_SETTLE_MS / 1000} s after ready`,
+        columns: ['case', 'main thread', 'all threads'],
+        rows: [
+          ['berth run', percent(r.idle.main), percent(r.idle.all)],
+          ...(r.compareIdle === undefined
+            ? []
+            : [[`${COMPARE} run`, percent(r.compareIdle.main), percent(r.compareIdle.all)]]),
         ],
       },
     ],
