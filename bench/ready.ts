@@ -71,6 +71,32 @@ function readyz(socketPath: string): Promise<number> {
   });
 }
 
+/** `berth run` on `dataDir` (log level warn): its process, a wait for /readyz 200, and a stop. */
+function spawnBerthRun(main: string, env: Record<string, string>, dataDir: string) {
+  const child = spawn(process.execPath, [main, 'run', '--data-dir', dataDir, '--log-level', 'warn'], {
+    stdio: 'ignore',
+    env: { ...process.env, ...env, BERTH_DATA_DIR: dataDir },
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const socket = join(dataDir, 'berth.sock');
+  return {
+    child,
+    /** Polls /readyz every `pollMs` until 200; fails if berth exits, or after 30 s from `t0`. */
+    async untilReady(t0: number, pollMs: number): Promise<void> {
+      for (;;) {
+        if (child.exitCode !== null) throw new Error(`berth run exited ${child.exitCode}`);
+        if ((await readyz(socket)) === 200) return;
+        if (nowMs() - t0 > 30_000) throw new Error('berth run not ready within 30 s');
+        await new Promise((resolve) => setTimeout(resolve, pollMs));
+      }
+    },
+    async stop(): Promise<void> {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
 /** spawn of `berth run` → first /readyz 200, polled every millisecond or so; a fresh data directory unless one is given. */
 async function timeReady(
   main = MAIN,
@@ -79,25 +105,13 @@ async function timeReady(
 ): Promise<{ readyMs: number; cpuMs: number }> {
   const dir = kept === undefined ? makeTempDir('berth-ready-') : { path: kept, remove: () => {} };
   const t0 = nowMs();
-  const child = spawn(process.execPath, [main, 'run', '--data-dir', dir.path, '--log-level', 'warn'], {
-    stdio: 'ignore',
-    env: { ...process.env, ...env, BERTH_DATA_DIR: dir.path },
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const run = spawnBerthRun(main, env, dir.path);
   try {
-    const socket = join(dir.path, 'berth.sock');
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`berth run exited ${child.exitCode}`);
-      if ((await readyz(socket)) === 200) {
-        const readyMs = nowMs() - t0;
-        return { readyMs, cpuMs: cpuMsOf(child.pid ?? 0) };
-      }
-      if (nowMs() - t0 > 30_000) throw new Error('berth run not ready within 30 s');
-      await new Promise((resolve) => setTimeout(resolve, 1));
-    }
+    await run.untilReady(t0, 1);
+    const readyMs = nowMs() - t0;
+    return { readyMs, cpuMs: cpuMsOf(run.child.pid ?? 0) };
   } finally {
-    child.kill('SIGTERM');
-    await exited;
+    await run.stop();
     dir.remove();
   }
 }
@@ -124,21 +138,11 @@ async function idleShare(
   env: Record<string, string> = {},
 ): Promise<{ main: number; all: number }> {
   const dir = makeTempDir('berth-idle-');
-  const child = spawn(process.execPath, [main, 'run', '--data-dir', dir.path, '--log-level', 'warn'], {
-    stdio: 'ignore',
-    env: { ...process.env, ...env, BERTH_DATA_DIR: dir.path },
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const run = spawnBerthRun(main, env, dir.path);
   try {
-    const socket = join(dir.path, 'berth.sock');
-    const t0 = nowMs();
-    while ((await readyz(socket)) !== 200) {
-      if (child.exitCode !== null) throw new Error(`berth run exited ${child.exitCode}`);
-      if (nowMs() - t0 > 30_000) throw new Error('berth run not ready within 30 s');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await run.untilReady(nowMs(), 10);
     await new Promise((resolve) => setTimeout(resolve, IDLE_SETTLE_MS));
-    const pid = child.pid ?? 0;
+    const pid = run.child.pid ?? 0;
     const before = threadRunMs(pid);
     const from = nowMs();
     await new Promise((resolve) => setTimeout(resolve, IDLE_WINDOW_MS));
@@ -146,8 +150,7 @@ async function idleShare(
     const window = nowMs() - from;
     return { main: (after.main - before.main) / window, all: (after.all - before.all) / window };
   } finally {
-    child.kill('SIGTERM');
-    await exited;
+    await run.stop();
     dir.remove();
   }
 }
