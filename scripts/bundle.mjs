@@ -115,9 +115,10 @@ export async function buildBundles(dist, bundle) {
 
 /**
  * Imports the daemon's start evaluates but never calls: each is replaced by a
- * stand-in that loads the real module on first use. Together about 8 ms of
- * every `berth run` (issue 20): fastify requires node:http2 (5 ms to load)
- * and node:https (with node:tls, 2.6 ms) for servers berth never asks it for;
+ * stand-in that loads the real module on first use. About 3 ms of every
+ * `berth run` measured end to end (issue 20; each module alone, in a fresh
+ * node, loads slower than inside the start): fastify requires node:http2
+ * (5 ms alone) and node:https (with node:tls, 2.6 ms) for servers berth never asks it for;
  * prom-client's Pushgateway, which berth never uses, requires https and
  * zlib; fastify's plugin version checks pull in semver (1.6 ms); and yaml
  * (2.2 ms) is needed only when a config or object file is read.
