@@ -22,7 +22,7 @@ import http from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BenchSection, LATENCY_COLUMNS, latencyRow } from './lib/report.js';
-import { formatMs, summarize } from './lib/stats.js';
+import { formatCpuShare, formatMs, summarize } from './lib/stats.js';
 import { makeTempDir, nowMs } from './lib/timing.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -116,7 +116,7 @@ async function timeReady(
   }
 }
 
-/** Run time of each thread of `pid` so far, in ms (schedstat: nanoseconds, not 10 ms ticks); the main thread first. */
+/** Run time so far of `pid`'s main thread and of all its threads, in ms (schedstat: nanoseconds, not 10 ms ticks). */
 function threadRunMs(pid: number): { main: number; all: number } {
   let all = 0;
   let main = 0;
@@ -211,8 +211,6 @@ async function measureRounds(out: ReadyResult, rounds: number, kept: string): Pr
   }
 }
 
-const percent = (share: number) => `${(share * 100).toFixed(2)}%`;
-
 export async function readyBenchmark(): Promise<BenchSection> {
   const r = await measureReady();
   const base = summarize(r.node);
@@ -247,10 +245,10 @@ export async function readyBenchmark(): Promise<BenchSection> {
         caption: `berth run idle, nothing registered: CPU share of one core over ${IDLE_WINDOW_MS / 1000} s, ${IDLE_SETTLE_MS / 1000} s after ready`,
         columns: ['case', 'main thread', 'all threads'],
         rows: [
-          ['berth run', percent(r.idle.main), percent(r.idle.all)],
+          ['berth run', formatCpuShare(r.idle.main), formatCpuShare(r.idle.all)],
           ...(r.compareIdle === undefined
             ? []
-            : [[`${COMPARE} run`, percent(r.compareIdle.main), percent(r.compareIdle.all)]]),
+            : [[`${COMPARE} run`, formatCpuShare(r.compareIdle.main), formatCpuShare(r.compareIdle.all)]]),
         ],
       },
     ],

@@ -15,7 +15,7 @@ import { goToolsMissing } from '../test/fixtures/go-peers.js';
 import { startGoPluginFarm, startGoRegistrar } from './lib/go-farm.js';
 import { type IpcChild, startIpcChild } from './lib/ipc-child.js';
 import { type BenchSection, type BenchTable, LATENCY_COLUMNS, latencyRow } from './lib/report.js';
-import { formatMs, summarize } from './lib/stats.js';
+import { formatCpuShare, formatMs, summarize } from './lib/stats.js';
 import { makeTempDir } from './lib/timing.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -459,7 +459,7 @@ export async function scaleBenchmark(): Promise<BenchSection> {
               goals.push(
                 goalRow(
                   `idle with ${n} registered: ≤ 1% CPU, RSS ≤ ${rssGoalMb} MB`,
-                  `${(last.cpuShare * 100).toFixed(2)}%, ${mib(last.rssBytes)} (second window)`,
+                  `${formatCpuShare(last.cpuShare)}, ${mib(last.rssBytes)} (second window)`,
                   `kubelet ${n <= 1000 ? '16.9%, 46 MB' : '123%, 95 MB'}`,
                   last.cpuShare <= 0.01 && last.rssBytes <= rssGoalMb * 1e6,
                 ),
@@ -470,7 +470,7 @@ export async function scaleBenchmark(): Promise<BenchSection> {
                 i === 0
                   ? `0–${seconds.toFixed(0)} s after the storm`
                   : `${seconds.toFixed(0)}–${(2 * seconds).toFixed(0)} s after`,
-                `${(w.cpuShare * 100).toFixed(2)}%`,
+                formatCpuShare(w.cpuShare),
                 mib(w.rssBytes),
               ]),
             );

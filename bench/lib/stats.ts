@@ -52,6 +52,11 @@ export function formatMs(ms: number): string {
   return `${(us * 1000).toFixed(0)} ns`;
 }
 
+/** A share of one core's time (0.0135 → "1.35%"), as the idle rows print it. */
+export function formatCpuShare(share: number): string {
+  return `${(share * 100).toFixed(2)}%`;
+}
+
 export function formatRatio(ratio: number): string {
   if (!Number.isFinite(ratio)) return '—';
   if (ratio >= 10) return `${ratio.toFixed(1)}×`;
