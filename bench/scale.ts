@@ -40,6 +40,8 @@ const GO_MISSING = goToolsMissing();
 const FARM = process.env.BENCH_SCALE_FARM ?? (GO_MISSING === undefined ? 'go' : 'node');
 /** The floor registrar: go (default; a bare grpc-go client) or node (bench/lib/bare-registrar.ts). */
 const FLOOR = process.env.BENCH_SCALE_FLOOR ?? (GO_MISSING === undefined ? 'go' : 'node');
+/** BENCH_SCALE_GAP_MS=<ms>: each storm server listens that long after it binds (a crowd of young sockets). */
+const GAP_MS = Number(process.env.BENCH_SCALE_GAP_MS ?? 0);
 /** A storm that has not registered everything by then is reported as unfinished. */
 const STORM_TIMEOUT_MS = Number(process.env.BENCH_SCALE_TIMEOUT_MS ?? (QUICK ? 60_000 : 300_000));
 const RUNNER = fileURLToPath(new URL('./lib/scale-runner.js', import.meta.url));
@@ -155,7 +157,7 @@ async function storm(
     const farmCpuAtBegin = processCpuMs(trial.farm.pid);
     // Stale files appear with the storm (bound, never listening), mixed in.
     if (stale.length > 0) await trial.farm.stale(stale);
-    const readyAt = await trial.farm.serve(live);
+    const readyAt = await trial.farm.serve(live, GAP_MS > 0 ? { gapMs: GAP_MS } : {});
     let finished = true;
     await trial.runner.call('waitCount', { target: n, timeoutMs: STORM_TIMEOUT_MS }).catch(() => {
       finished = false;

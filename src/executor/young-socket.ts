@@ -45,14 +45,18 @@ const NO_LEASE: SlotLease = { release() {}, overran: false };
 /**
  * Redials of refusing young sockets, all together, per millisecond: a crowd
  * of N waits N / this between its probes. A lone plugin in a bind -> listen
- * gap keeps its own schedule; a storm's hundred stale files (young too, for
- * a second) cost about 500 connects a second, each a socket, a refusal and
- * an error object (about 5 per file over its young second, against 20 at 2
- * a millisecond and 200 unspread): the stale storm's extra CPU was most of its
- * +20-40% over the clean one (issue 20). A real plugin in such a crowd waits
- * up to N / this ms for its next probe (200 ms among 100 refusing files).
+ * gap keeps its own schedule. A crowd is a storm's stale files (young too,
+ * for a second), or a storm's servers that bind long before they listen: in
+ * one storm of 5,000 the Go farm's servers refused 2,321 first dials (none
+ * or a few hundred in others). A probe's connect is a raw one
+ * (probe-connect.ts, 6-7 µs of CPU against 35 µs for a net.Socket and its
+ * Error); with its timer and lstat, a crowd's probe costs about 19 µs where
+ * it cost 47, so 1.25 a millisecond cost what 0.5 did: 2.4% of a core while
+ * a crowd lasts. A real plugin in a crowd of 700 waits up to 560 ms for its
+ * next probe, against 1.4 s at 0.5 (and 4.6 s among that storm's 2,321,
+ * which took 5.4 s where its like take 2.7).
  */
-const CROWD_PROBES_PER_MS = 0.5;
+const CROWD_PROBES_PER_MS = 1.25;
 
 export async function dialYoungSocket(
   deps: YoungDialDeps,
