@@ -6,9 +6,11 @@ import assert from 'node:assert/strict';
 import http2, { type ServerHttp2Stream } from 'node:http2';
 import { createServer, type Server } from 'node:net';
 import { type TestContext, test } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { isBerthError } from '../common/index.js';
 import { createTempDir, waitFor } from '../testing/index.js';
-import { GrpcCallError, openSession, startSession, unaryCall } from './h2-client.js';
+import { connectSocket, GrpcCallError, openSession, startSession, unaryCall } from './h2-client.js';
 import { connectH2Socket, type H2Connection } from './h2-connection.js';
 
 type Answer = (stream: ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => void;
@@ -342,4 +344,37 @@ test('bytes read before a connection takes the socket over are kept for it (the 
     },
   );
   assert.deepEqual([...reply], [0x0a, 0x01, 0x42]);
+});
+
+test("a connected socket does not keep its dial's AbortSignal, timer or promise alive (liveness holds it for good)", async (t) => {
+  const dir = createTempDir('berth-h2-retain-');
+  const server = createServer((socket) => socket.on('error', () => {}));
+  t.after(() => {
+    server.close();
+    dir.remove();
+  });
+  const path = dir.join('plugin.sock');
+  await new Promise<void>((resolve) => server.listen(path, resolve));
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  let signalRef: WeakRef<AbortSignal> | undefined;
+  const socket = await (async () => {
+    const controller = new AbortController();
+    signalRef = new WeakRef(controller.signal);
+    const attempt = await connectSocket(path, 5_000, controller.signal);
+    assert.equal(attempt.kind, 'connected');
+    if (attempt.kind !== 'connected') throw new Error('unreachable');
+    return attempt.socket;
+  })();
+  t.after(() => socket.destroy());
+  // The signal is unreachable from here; only the socket's listeners could keep it.
+  await waitFor(
+    'the dial signal collected while its socket stays open',
+    async () => {
+      gc();
+      await new Promise((resolve) => setImmediate(resolve));
+      return signalRef?.deref() === undefined && !socket.destroyed;
+    },
+    { timeoutMs: 5_000 },
+  );
 });

@@ -87,6 +87,16 @@ export type ConnectAttempt =
   | Extract<SessionAttempt, { kind: 'failed' | 'transient' | 'timeout' }>;
 
 /**
+ * A connected socket's error listener until HTTP/2 takes it over. Defined
+ * here, not inline in `done`: a closure made there would keep the connect's
+ * whole scope (its timer, the operation's AbortSignal, the promise) alive
+ * for as long as the socket lives, which for a registered plugin is for good
+ * (liveness holds the connection): about 1.5 KB per plugin, found in a heap
+ * snapshot after a storm of 1,000.
+ */
+function ignoreError(): void {}
+
+/**
  * One connect() to `socketPath`. A refusal, a missing file or not-a-socket is
  * `failed`: nothing will answer. A full backlog (EAGAIN) is `transient`.
  */
@@ -104,7 +114,7 @@ export function connectSocket(
       socket.removeListener('connect', onConnect);
       if (result instanceof Error || result.kind !== 'connected') socket.destroy();
       // Until someone starts HTTP/2 on it, an error is noticed as a destroyed socket.
-      else socket.on('error', () => {});
+      else socket.on('error', ignoreError);
       if (result instanceof Error) reject(result);
       else resolve(result);
     };
