@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { BerthError, type Clock, type Logger, silentLogger, systemClock } from '../common/index.js';
+import {
+  BerthError,
+  type Clock,
+  flatString,
+  type Logger,
+  silentLogger,
+  systemClock,
+} from '../common/index.js';
 import { clonePluginInfo } from './clone-plugin-info.js';
 import type { DesiredStateOfWorld, PluginInfo } from './types.js';
 
@@ -55,7 +62,7 @@ export function createDesiredStateOfWorld(
       plugins.set(socketPath, {
         socketPath,
         timestamp: clock.now(),
-        uuid: randomUUID(),
+        uuid: flatString(randomUUID()), // kept for the plugin's life (flat-string.ts)
         foundInDeprecatedDir: addOptions.foundInDeprecatedDir ?? false,
       });
       notify(socketPath);

@@ -31,6 +31,7 @@ export type {
 } from './events.js';
 /** @internal A FIFO queue with O(1) shift, for queues of waiters (slots, the turn budget). */
 export { Fifo } from './fifo.js';
+export { flatString } from './flat-string.js';
 /** @internal Go's %q quoting, shared by the object managers' and handlers' upstream-exact error texts. */
 export { goQuote } from './go-format.js';
 export {

@@ -1,4 +1,5 @@
 import { type BigIntStats, lstatSync, statSync } from 'node:fs';
+import { flatString } from '../common/index.js';
 
 /** What a path is right now, as far as the watcher cares. */
 export type PathInspection =
@@ -58,7 +59,7 @@ export function inspectPath(path: string, options: { followDirectoryLinks?: bool
  */
 export function fileIdentity(stats: BigIntStats): string {
   const born = stats.birthtimeNs > 0n ? `b${stats.birthtimeNs}` : `c${stats.ctimeNs}`;
-  return `${stats.dev}:${stats.ino}:${born}`;
+  return flatString(`${stats.dev}:${stats.ino}:${born}`); // kept while the file is known (flat-string.ts)
 }
 
 /**
@@ -67,5 +68,5 @@ export function fileIdentity(stats: BigIntStats): string {
  */
 export function directoryIdentity(stats: BigIntStats): string {
   const born = stats.birthtimeNs > 0n ? `:b${stats.birthtimeNs}` : '';
-  return `${stats.dev}:${stats.ino}${born}`;
+  return flatString(`${stats.dev}:${stats.ino}${born}`);
 }
