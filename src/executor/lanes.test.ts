@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
 import { describe, it, type TestContext } from 'node:test';
 import { createActualStateOfWorld } from '../cache/index.js';
 import { silentLogger } from '../common/index.js';
@@ -56,7 +57,7 @@ function setup(t: TestContext, options: Partial<OperationExecutorOptions> = {}) 
     );
   const succeeded = (socketPath: string) =>
     events.some((e) => e.type === 'register-succeeded' && e.socketPath === socketPath);
-  return { clock, executor, events, plugin, register, succeeded };
+  return { clock, dir, executor, events, plugin, register, succeeded };
 }
 
 describe('registration lanes', () => {
@@ -77,6 +78,57 @@ describe('registration lanes', () => {
     assert.equal(slots.held, 1);
     next.release();
     assert.equal(slots.held, 0);
+  });
+
+  it('a slot acquired first and leased later is one slot: the budget applies from the lease, and release frees it', async () => {
+    const clock = new FakeClock();
+    const slots = new Slots(1);
+    await slots.acquire();
+    assert.equal(slots.held, 1);
+    const waiting = slots.lease();
+    let overruns = 0;
+    const lease = slots.leaseAcquired({ clock, ms: 300, onOverrun: () => overruns++ });
+    assert.equal(slots.held, 1, 'leasing the acquired slot takes no second one');
+    await clock.advance(300);
+    const next = await waiting;
+    assert.equal(overruns, 1);
+    lease.release();
+    assert.equal(slots.held, 1);
+    next.release();
+    assert.equal(slots.held, 0);
+  });
+
+  it('attempts waiting for a slot have not dialled, and stopping settles them without leaking a slot', async (t) => {
+    const s = setup(t, { maxConcurrentRegistrations: 1 });
+    const handlers = { T: new RecordingHandler() };
+    const stalled = await s.plugin('stall', 'T', { hangGetInfo: true });
+    s.register(stalled.socketPath, handlers);
+    await waitFor('the stalled handshake to hold the slot', () => s.executor.laneUsage().main.held === 1);
+    // Listeners that count connections: an attempt that dials while it waits shows here.
+    let connections = 0;
+    const queued = ['q1.sock', 'q2.sock'].map((name) => s.dir.join(name));
+    for (const path of queued) {
+      const server = createServer((socket) => {
+        connections += 1;
+        socket.destroy();
+      });
+      await new Promise<void>((resolve) => server.listen(path, resolve));
+      t.after(() => server.close());
+      s.register(path, handlers);
+    }
+    await waitFor('both to wait for the slot', () => s.executor.laneUsage().main.waiting === 2);
+    for (const path of queued) assert.equal(s.executor.isPending(path), true);
+    assert.equal(connections, 0, 'a waiting attempt dialled');
+    await s.executor.stop();
+    assert.equal(s.executor.running, 0);
+    const usage = s.executor.laneUsage();
+    assert.deepEqual([usage.main.held, usage.main.waiting], [0, 0]);
+    for (const path of queued)
+      assert.ok(
+        s.events.some((e) => e.type === 'register-failed' && e.socketPath === path),
+        `${path} settled`,
+      );
+    assert.equal(connections, 0);
   });
 
   it('stalled handshakes hold every slot only for the handshake budget, then a fresh plugin passes', async (t) => {

@@ -42,6 +42,15 @@ export interface RegisterDeps {
 }
 
 /**
+ * A slot the attempt's caller already acquired, of the lane this says:
+ * `slow` for an offender, else `main` (lanes.ts). The attempt leases it for
+ * its handshake instead of waiting for one.
+ */
+export interface AdmittedSlot {
+  offender: boolean;
+}
+
+/**
  * One registration attempt, in the kubelet's order and with its texts
  * (operation_generator.go): dial -> GetInfo -> handler by type -> validate ->
  * actual state -> register -> Notify(true). NotifyRegistrationStatus is sent
@@ -65,6 +74,7 @@ export async function registerOperation(
   deps: RegisterDeps,
   request: RegisterRequest,
   signal: AbortSignal,
+  admitted?: AdmittedSlot,
 ): Promise<PluginInfo> {
   const { socketPath, generation, getHandler, asw } = request;
   const { timeouts, logger, lanes } = deps;
@@ -72,7 +82,7 @@ export async function registerOperation(
   const onOverrun = () => {
     overran = true;
   };
-  const offender = lanes?.isOffender(socketPath, generation.uuid) ?? false;
+  const offender = admitted?.offender ?? lanes?.isOffender(socketPath, generation.uuid) ?? false;
   const dialDeps =
     lanes === undefined
       ? deps
@@ -80,6 +90,7 @@ export async function registerOperation(
           ...deps,
           slots: offender ? lanes.slow : lanes.main,
           hold: lanes.hold(offender ? lanes.budgets.slowMs : lanes.budgets.handshakeMs, onOverrun),
+          acquired: admitted !== undefined,
         };
 
   let conn: RegistrationConnection;

@@ -72,6 +72,15 @@ export class Slots {
    */
   async lease(signal?: AbortSignal, budget?: HoldBudget): Promise<SlotLease> {
     await this.acquire(signal);
+    return this.leaseAcquired(budget);
+  }
+
+  /**
+   * The lease of a slot the caller already holds (its acquire() resolved):
+   * a registration attempt waits for its handshake slot before it builds
+   * any state of its own (operation-executor.ts), then leases that slot.
+   */
+  leaseAcquired(budget?: HoldBudget): SlotLease {
     let held = true;
     let overran = false;
     let timer: ClockTimer | undefined;

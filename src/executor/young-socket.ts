@@ -17,6 +17,8 @@ export interface YoungDialDeps {
   retrying?: { count: number };
   /** Shares each event-loop turn among the attempts (TurnBudget): a connect waits for a turn with time. */
   turn?: TurnBudget;
+  /** The caller already acquired one of `slots`: the first dial leases that one instead of waiting. */
+  acquired?: boolean;
 }
 
 /** A dialled connection and the slot lease it was dialled under (a no-op lease without slots). */
@@ -66,11 +68,15 @@ export async function dialYoungSocket(
   const young = deps.youngSocketRetry;
   const { slots } = deps;
   let retry = 0;
+  let acquired = slots !== undefined && deps.acquired === true;
   for (;;) {
     let lease: SlotLease | undefined;
     let failure: unknown;
     try {
-      lease = slots === undefined ? NO_LEASE : await slots.lease(signal, deps.hold);
+      if (slots === undefined) lease = NO_LEASE;
+      else if (acquired) lease = slots.leaseAcquired(deps.hold);
+      else lease = await slots.lease(signal, deps.hold);
+      acquired = false;
       await deps.turn?.pass();
       const conn = await deps.dial(socketPath, { timeoutMs: deps.timeouts.dialMs, signal });
       return { conn, lease };
