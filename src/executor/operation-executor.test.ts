@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { describe, it, type TestContext } from 'node:test';
 import { createActualStateOfWorld } from '../cache/index.js';
@@ -398,6 +399,51 @@ describe('register operation against a real plugin', () => {
       new RegExp(`^RegisterPlugin error -- dial failed at socket ${path}, err: `),
     );
     assert.match(event.error.message, /ECONNREFUSED/);
+  });
+
+  it('a socket that refused its last attempt is probed before the next dial: a refusal costs no dial, a listener gets one', async (t) => {
+    const dir = createTempDir();
+    let dials = 0;
+    // The default backoff (the map remembers the last failure), on a fake clock this test advances.
+    const clock = new FakeClock();
+    const executor = createOperationExecutor({
+      clock,
+      logger: silentLogger,
+      dial: (socketPath, options) => {
+        dials += 1;
+        return dialRegistration(socketPath, options);
+      },
+      youngSocketRetry: false,
+    });
+    t.after(async () => {
+      await executor.stop();
+      dir.remove();
+    });
+    const asw = createActualStateOfWorld();
+    const path = dir.join('later.sock');
+    await createStaleSocket(path);
+    const settled = (n: number) =>
+      waitFor(`${n} attempts settled`, () => {
+        const status = executor.status(path);
+        return !executor.isPending(path) && (status?.attempts ?? 0) >= n ? status : undefined;
+      });
+    const handlers = handlersOf({ DevicePlugin: new RecordingHandler() });
+    executor.registerPlugin(path, generation('g'), handlers, asw);
+    await settled(1);
+    assert.equal(dials, 1);
+    await clock.advance(60_000); // past the backoff
+    executor.registerPlugin(path, generation('g'), handlers, asw);
+    const second = await settled(2);
+    assert.equal(second.lastError?.code, 'BERTH_DIAL_FAILED');
+    assert.match(second.lastError?.message ?? '', /connection refused \(ECONNREFUSED\)/);
+    assert.equal(dials, 1, 'the refused retry was answered by the probe, without a dial');
+    // The same generation's file, now with a listener behind it (a server that listened late).
+    rmSync(path);
+    await startPlugin(t, path);
+    await clock.advance(60_000);
+    executor.registerPlugin(path, generation('g'), handlers, asw);
+    await waitFor('registered', () => asw.pluginExists(path));
+    assert.equal(dials, 2);
   });
 
   it('stop() aborts a register operation that is waiting on its dial', async (t) => {

@@ -33,6 +33,7 @@ import type {
   PluginGeneration,
 } from './types.js';
 import { unregisterOperation } from './unregister-operation.js';
+import { isConnectionRefused } from './young-socket.js';
 
 export function createOperationExecutor(options: OperationExecutorOptions): OperationExecutor {
   return new Executor(options);
@@ -154,10 +155,12 @@ class Executor extends LifecycleComponent implements OperationExecutor {
           // 28 MB for a storm of 5,000 in a heap snapshot) through the young generation's
           // collections into the old one.
           const offender = this.#lanes.isOffender(socketPath, generation.uuid);
+          // The map keeps this generation's last failure until this attempt settles.
+          const refusedLast = isConnectionRefused(this.#map.status(socketPath)?.lastError);
           await (offender ? this.#lanes.slow : this.#lanes.main).acquire(signal);
           registered = await registerOperation(
             this.#registerDeps,
-            { socketPath, generation, getHandler, asw },
+            { socketPath, generation, getHandler, asw, refusedLast },
             signal,
             { offender },
           );

@@ -22,6 +22,8 @@ export interface RegisterRequest {
   generation: PluginGeneration;
   getHandler: HandlerLookup;
   asw: ActualStateOfWorld;
+  /** This generation's last attempt was refused (most likely a stale file): probe before dialling. */
+  refusedLast?: boolean;
 }
 
 export interface RegisterDeps {
@@ -83,15 +85,17 @@ export async function registerOperation(
     overran = true;
   };
   const offender = admitted?.offender ?? lanes?.isOffender(socketPath, generation.uuid) ?? false;
-  const dialDeps =
-    lanes === undefined
-      ? deps
+  const dialDeps = {
+    ...deps,
+    probeFirst: request.refusedLast === true,
+    ...(lanes === undefined
+      ? {}
       : {
-          ...deps,
           slots: offender ? lanes.slow : lanes.main,
           hold: lanes.hold(offender ? lanes.budgets.slowMs : lanes.budgets.handshakeMs, onOverrun),
           acquired: admitted !== undefined,
-        };
+        }),
+  };
 
   let conn: RegistrationConnection;
   let lease: SlotLease;

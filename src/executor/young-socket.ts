@@ -1,7 +1,7 @@
 import { lstatSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { abortedError, type TurnBudget } from '../common/index.js';
-import { probeConnect } from '../registration/registrar.js';
+import { probeConnect, refusedBeforeDial } from '../registration/registrar.js';
 import type { DialRegistration, RegistrationConnection } from '../registration/types.js';
 import type { ExecutorTimeouts, YoungSocketRetry } from './executor-options.js';
 import type { HoldBudget, SlotLease, Slots } from './slots.js';
@@ -19,6 +19,8 @@ export interface YoungDialDeps {
   turn?: TurnBudget;
   /** The caller already acquired one of `slots`: the first dial leases that one instead of waiting. */
   acquired?: boolean;
+  /** The socket refused its last attempt: a raw connect goes first, and a refusal costs no dial (refusedBeforeDial). */
+  probeFirst?: boolean;
 }
 
 /** A dialled connection and the slot lease it was dialled under (a no-op lease without slots). */
@@ -69,6 +71,7 @@ export async function dialYoungSocket(
   const { slots } = deps;
   let retry = 0;
   let acquired = slots !== undefined && deps.acquired === true;
+  let probeFirst = deps.probeFirst === true;
   for (;;) {
     let lease: SlotLease | undefined;
     let failure: unknown;
@@ -78,6 +81,11 @@ export async function dialYoungSocket(
       else lease = await slots.lease(signal, deps.hold);
       acquired = false;
       await deps.turn?.pass();
+      if (probeFirst) {
+        probeFirst = false;
+        const refused = await refusedBeforeDial(socketPath);
+        if (refused !== undefined) throw refused;
+      }
       const conn = await deps.dial(socketPath, { timeoutMs: deps.timeouts.dialMs, signal });
       return { conn, lease };
     } catch (err) {

@@ -185,7 +185,8 @@ export async function openSession(
   return startSession(connected.socket, Math.max(1, timeoutMs - (Date.now() - startedAt)), signal);
 }
 
-function describeConnectError(err: NodeJS.ErrnoException): string {
+/** A connect error in the dial error's words ("connection refused (ECONNREFUSED): …"). */
+export function describeConnectError(err: { code?: string | undefined; message: string }): string {
   switch (err.code) {
     case 'ECONNREFUSED':
       return 'connection refused (ECONNREFUSED): no process is listening on the socket';

@@ -6,7 +6,7 @@
  * plugin node that only registers plugins loads neither grpc-js nor
  * protobuf-es (about 5 MiB of an idle node's heap, issue 20).
  */
-export { dialRegistration, openHeldConnection } from './dial.js';
+export { dialRegistration, openHeldConnection, refusedBeforeDial } from './dial.js';
 export {
   clip,
   enforcePluginInfoBounds,
