@@ -175,16 +175,19 @@ function wrapCallError(
 export async function refusedBeforeDial(socketPath: string): Promise<BerthError | undefined> {
   const refusal = await probeConnect(socketPath);
   if (refusal?.code !== 'ECONNREFUSED') return undefined;
-  return new BerthError(
-    'BERTH_DIAL_FAILED',
-    `cannot connect to plugin socket ${socketPath}: ${describeConnectError(refusal)}`,
-    { details: { errno: refusal.code } },
-  );
+  // No cause: the probe made no Error. The errno is in the details (young-socket.ts reads it there).
+  return dialError(socketPath, describeConnectError(refusal), undefined, { errno: refusal.code });
 }
 
-function dialError(socketPath: string, reason: string, cause?: unknown): BerthError {
+function dialError(
+  socketPath: string,
+  reason: string,
+  cause?: unknown,
+  details?: Record<string, unknown>,
+): BerthError {
   return new BerthError('BERTH_DIAL_FAILED', `cannot connect to plugin socket ${socketPath}: ${reason}`, {
     cause,
+    ...(details === undefined ? {} : { details }),
   });
 }
 
