@@ -7,7 +7,7 @@
  * BENCH_QUICK=1: one round, fewer latency samples, 10 s steady window.
  * BENCH_STEADY_MS overrides the steady-state window (default 60 s, quick 10 s).
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type PluginFarm, startPluginFarm } from '../src/testing/harness/index.js';
@@ -23,6 +23,8 @@ const QUICK = process.env.BENCH_QUICK === '1';
 const ONLY = process.env.BENCH_SCALE_ONLY;
 const ROUNDS = QUICK ? 1 : 3;
 const LATENCY_SAMPLES = QUICK ? 40 : 200;
+/** BENCH_LATENCY_DUMP=<file>: every one-plugin sample, in order, a JSON line per table (where the tail comes from). */
+const LATENCY_DUMP = process.env.BENCH_LATENCY_DUMP;
 const STEADY_MS = Number(process.env.BENCH_STEADY_MS ?? (QUICK ? 10_000 : 60_000));
 /** The storm sizes (BENCH_SCALE_SIZES=1000,5000); the last one also gets the steady-state window. */
 const SIZES = (process.env.BENCH_SCALE_SIZES ?? '1000,5000').split(',').map(Number);
@@ -251,6 +253,8 @@ async function latency(registered: number): Promise<Record<Mode, { gap0: number[
         }
       }
     }
+    if (LATENCY_DUMP !== undefined)
+      appendFileSync(LATENCY_DUMP, `${JSON.stringify({ registered, samplesMs: out })}\n`);
     return out;
   } finally {
     for (const trial of Object.values(trials)) await closeTrial(trial);

@@ -7,6 +7,7 @@ import { createExamplePlugin, dialRegistration } from '../registration/index.js'
 import { createRecordingLogger, type PluginFarm, startPluginFarm } from '../testing/harness/index.js';
 import { createTempDir, FakeClock, type TempDir, waitFor } from '../testing/index.js';
 import { createLivenessProber, type LivenessProberOptions } from './liveness.js';
+import { PINGS_PER_SLICE } from './ping-slices.js';
 
 interface Dead {
   plugin: PluginInfo;
@@ -211,6 +212,30 @@ describe('liveness: one held connection per plugin', () => {
     await period();
     assert.equal(dead.length, 1, 'two failures in a row');
     process.kill(farm.pid, 'SIGCONT');
+  });
+
+  it("spreads a period's pings over the period, in slices of at most PINGS_PER_SLICE", async (t) => {
+    const logger = createRecordingLogger();
+    const { prober, clock, serve } = await setup(t, { logger });
+    // 70 plugins in a period of 1 s: three slices (23, 23, 24), a third of the period apart.
+    for (let i = 0; i < 70; i++) prober.watch(await serve(`p${i}`));
+    const slices = () =>
+      logger.records
+        .filter((r) => r.message === 'liveness pings judged')
+        .map((r) => (r.fields as { sent: number }).sent);
+    await clock.advance(1_000);
+    await waitFor('the first slice judged', () => slices().length === 1);
+    assert.deepEqual(slices(), [23], 'only the first slice goes out when the period starts');
+    await clock.advance(300);
+    await clock.advance(100); // 1,400 ms: past the second slice (1,333 ms), short of the third (1,667 ms)
+    await waitFor('the second slice judged', () => slices().length === 2);
+    await clock.advance(300);
+    await waitFor('the third slice judged', () => slices().length === 3);
+    assert.deepEqual(slices(), [23, 23, 24], 'every plugin pinged once in the period, none twice');
+    assert.ok(Math.max(...slices()) <= PINGS_PER_SLICE);
+    await clock.advance(300); // 2,000 ms: the next period starts over with its first slice
+    await waitFor("the next period's first slice judged", () => slices().length === 4);
+    assert.equal(slices()[3], 23);
   });
 
   it('while registrations run, a new connection waits for connectWaiting()', async (t) => {

@@ -13,6 +13,7 @@ import {
 import { openHeldConnection, probeConnect } from '../registration/registrar.js';
 import type { DialRegistration, HeldConnection } from '../registration/types.js';
 import { DEFAULT_LIVENESS, RECOVERY_MAX_PERIODS, recoveryBackoff } from './liveness-options.js';
+import { pingSliceCount, pingSliceShare } from './ping-slices.js';
 import type { LivenessOptions } from './types.js';
 
 export { DEFAULT_LIVENESS, RECOVERY_MAX_PERIODS };
@@ -133,7 +134,9 @@ class Prober extends LifecycleComponent implements LivenessProber {
   #waitingHead = 0;
   #draining = false;
   #timer: ClockTimer | undefined;
-  /** One timer per period's pings, judging them together (real time, as a ping's deadline is). */
+  /** The next slice of this period's pings (ping-slices.ts). */
+  #sliceTimer: ClockTimer | undefined;
+  /** One timer per slice of pings, judging them together (real time, as a ping's deadline is). */
   readonly #sweeps = new Set<NodeJS.Timeout>();
   /** A signal per recovery probe, without a listener per probe on the lifecycle's signal. */
   readonly #probes: AbortScope;
@@ -153,6 +156,7 @@ class Prober extends LifecycleComponent implements LivenessProber {
   protected override async onStop(): Promise<void> {
     if (this.#timer) this.#o.clock.clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#cancelSlices();
     for (const sweep of this.#sweeps) clearTimeout(sweep);
     this.#sweeps.clear();
     for (const socketPath of [...this.#watched.keys()]) this.unwatch(socketPath);
@@ -272,18 +276,43 @@ class Prober extends LifecycleComponent implements LivenessProber {
   }
 
   /**
-   * One period: a bounded share of keepalive pings, and the recovery probes
-   * that are due. The pings are sent together and judged together by one
-   * timer `timeoutMs` later, so a ping costs a write and a read, with no
-   * promise or timer of its own (at 5,000 plugins the per-ping promises and
-   * timers were a third of an idle node's CPU).
+   * One period: a bounded share of keepalive pings, spread over the period
+   * in slices (ping-slices.ts), and the recovery probes that are due. A
+   * slice's pings are sent together and judged together by one timer
+   * `timeoutMs` later, so a ping costs a write and a read, with no promise or
+   * timer of its own (at 5,000 plugins the per-ping promises and timers were
+   * a third of an idle node's CPU).
    */
   #tick(): void {
     this.connectWaiting(); // a period is the longest a new plugin's connection waits
     this.#dropUnclaimed();
+    // A slice of the last period that is somehow still due is dropped; the round-robin goes on from where it stopped.
+    this.#cancelSlices();
     const budget = Math.min(this.#pingsPerPeriod, this.#ring.length);
+    const slices = pingSliceCount(budget, this.#o.periodMs);
+    this.#pingSlice(pingSliceShare(budget, slices, 0));
+    if (slices > 1) this.#scheduleSlice(1, slices, budget, this.#o.periodMs / slices);
+    for (const path of this.#dueForRecovery()) this.#track(this.#probeRecovery(path));
+  }
+
+  #scheduleSlice(index: number, slices: number, budget: number, intervalMs: number): void {
+    this.#sliceTimer = this.#o.clock.setTimeout(() => {
+      this.#sliceTimer = undefined;
+      if (this.#stopped) return;
+      this.#pingSlice(pingSliceShare(budget, slices, index));
+      if (index + 1 < slices) this.#scheduleSlice(index + 1, slices, budget, intervalMs);
+    }, intervalMs);
+  }
+
+  #cancelSlices(): void {
+    if (this.#sliceTimer) this.#o.clock.clearTimeout(this.#sliceTimer);
+    this.#sliceTimer = undefined;
+  }
+
+  /** Pings the next `count` plugins of the ring that can be pinged now, and judges them together later. */
+  #pingSlice(count: number): void {
     const sent: Watched[] = [];
-    for (let i = 0; i < budget; i++) {
+    for (let i = 0; i < count; i++) {
       if (this.#cursor >= this.#ring.length) this.#cursor = 0;
       const entry = this.#ring[this.#cursor++];
       if (entry === undefined || !this.#pingable(entry)) continue;
@@ -291,18 +320,16 @@ class Prober extends LifecycleComponent implements LivenessProber {
       entry.session?.sendPing();
       sent.push(entry);
     }
-    if (sent.length > 0) {
-      const sweep = setTimeout(() => {
-        this.#sweeps.delete(sweep);
-        this.#judge(sent);
-      }, this.#o.timeoutMs);
-      sweep.unref();
-      this.#sweeps.add(sweep);
-    }
-    for (const path of this.#dueForRecovery()) this.#track(this.#probeRecovery(path));
+    if (sent.length === 0) return;
+    const sweep = setTimeout(() => {
+      this.#sweeps.delete(sweep);
+      this.#judge(sent);
+    }, this.#o.timeoutMs);
+    sweep.unref();
+    this.#sweeps.add(sweep);
   }
 
-  /** A period's pings, `timeoutMs` after they went out. */
+  /** A slice's pings, `timeoutMs` after they went out. */
   #judge(sent: readonly Watched[]): void {
     if (this.#stopped) return;
     let answered = 0;
