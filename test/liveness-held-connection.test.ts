@@ -6,10 +6,8 @@
  * grpc.Server per socket, as real plugins are built).
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, it, type TestContext } from 'node:test';
-import { startGoPluginFarm } from '../bench/lib/go-farm.js';
 import { silentLogger } from '../src/common/index.js';
 import {
   createLivenessProber,
@@ -17,49 +15,14 @@ import {
   type PluginManagerEvent,
 } from '../src/plugin-manager/index.js';
 import { dialRegistration } from '../src/registration/index.js';
-import { type PluginFarm, startPluginFarm } from '../src/testing/harness/index.js';
-import { createTempDir, FakeClock, type TempDir, waitFor } from '../src/testing/index.js';
-import { requireGo } from './fixtures/go-peers.js';
-
-const FARMS = {
-  node: startPluginFarm,
-  go: startGoPluginFarm,
-} as const;
-type FarmKind = keyof typeof FARMS;
+import { FakeClock, waitFor } from '../src/testing/index.js';
+import { FARM_KINDS, type FarmKind, openFarm } from './fixtures/plugin-farms.js';
 
 const accepting = {
   validatePlugin: async () => {},
   registerPlugin: async () => {},
   deRegisterPlugin: async () => {},
 };
-
-/** A farm, its temp dir, and the stats of one of its sockets; undefined when Go is missing (the test is skipped). */
-async function openFarm(t: TestContext, kind: FarmKind) {
-  if (kind === 'go' && !requireGo(t)) return undefined;
-  const dir: TempDir = createTempDir();
-  const farm: PluginFarm = await FARMS[kind]();
-  t.after(async () => {
-    try {
-      process.kill(farm.pid, 'SIGCONT'); // a test may have stopped it
-    } catch {
-      // already gone
-    }
-    await farm.stop();
-    dir.remove();
-  });
-  mkdirSync(dir.join('plugins'));
-  const stats = async (path: string) => {
-    const found = (await farm.stats()).sockets.find((s) => s.path === path);
-    assert.ok(found, `the farm serves ${path}`);
-    return found;
-  };
-  const serve = async (names: string[]) => {
-    const paths = names.map((name) => join(dir.join('plugins'), `${name}.sock`));
-    await farm.serve(paths, { type: 'BenchPlugin' });
-    return paths;
-  };
-  return { dir, farm, stats, serve };
-}
 
 /**
  * A plugin manager over plugins that listen before it starts, so each
@@ -134,7 +97,7 @@ const plugin = (socketPath: string) => ({
   name: 'p',
 });
 
-for (const kind of Object.keys(FARMS) as FarmKind[]) {
+for (const kind of FARM_KINDS) {
   describe(`liveness holds the handshake connection (${kind} plugins)`, () => {
     it('one connection per registered plugin, kept open; one GetInfo and one Notify(true)', async (t) => {
       const s = await managerOver(t, kind, ['a', 'b', 'c']);

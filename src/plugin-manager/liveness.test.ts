@@ -48,7 +48,7 @@ async function setup(t: TestContext, options: Partial<LivenessProberOptions> = {
     await farm.serve([socketPath]);
     return { socketPath, timestamp: 1, uuid, foundInDeprecatedDir: false, name };
   };
-  return { farm, dead, prober, clock, serve };
+  return { farm, dead, prober, clock, serve, dir };
 }
 
 /** berth's example plugin in this process, in its own temp dir (its behaviour can hang GetInfo). */
@@ -216,26 +216,34 @@ describe('liveness: one held connection per plugin', () => {
 
   it("spreads a period's pings over the period, in slices of at most PINGS_PER_SLICE", async (t) => {
     const logger = createRecordingLogger();
-    const { prober, clock, serve } = await setup(t, { logger });
-    // 70 plugins in a period of 1 s: three slices (23, 23, 24), a third of the period apart.
-    for (let i = 0; i < 70; i++) prober.watch(await serve(`p${i}`));
+    const { prober, clock, farm, dir } = await setup(t, { logger, periodMs: 3_000 });
+    // 250 plugins in a period of 3 s: three slices (83, 83, 84), a second apart.
+    const names = Array.from({ length: 250 }, (_, i) => `p${i}`);
+    await farm.serve(names.map((name) => join(dir.path, `${name}.sock`)));
+    for (const name of names)
+      prober.watch({
+        socketPath: join(dir.path, `${name}.sock`),
+        timestamp: 1,
+        uuid: 'gen-1',
+        foundInDeprecatedDir: false,
+        name,
+      });
     const slices = () =>
       logger.records
         .filter((r) => r.message === 'liveness pings judged')
         .map((r) => (r.fields as { sent: number }).sent);
-    await clock.advance(1_000);
+    await clock.advance(3_000);
     await waitFor('the first slice judged', () => slices().length === 1);
-    assert.deepEqual(slices(), [23], 'only the first slice goes out when the period starts');
-    await clock.advance(300);
-    await clock.advance(100); // 1,400 ms: past the second slice (1,333 ms), short of the third (1,667 ms)
+    assert.deepEqual(slices(), [83], 'only the first slice goes out when the period starts');
+    await clock.advance(1_000);
     await waitFor('the second slice judged', () => slices().length === 2);
-    await clock.advance(300);
+    await clock.advance(1_000);
     await waitFor('the third slice judged', () => slices().length === 3);
-    assert.deepEqual(slices(), [23, 23, 24], 'every plugin pinged once in the period, none twice');
+    assert.deepEqual(slices(), [83, 83, 84], 'every plugin pinged once in the period, none twice');
     assert.ok(Math.max(...slices()) <= PINGS_PER_SLICE);
-    await clock.advance(300); // 2,000 ms: the next period starts over with its first slice
+    await clock.advance(1_000); // 6 s: the next period starts over with its first slice
     await waitFor("the next period's first slice judged", () => slices().length === 4);
-    assert.equal(slices()[3], 23);
+    assert.equal(slices()[3], 83);
   });
 
   it('while registrations run, a new connection waits for connectWaiting()', async (t) => {
