@@ -48,6 +48,11 @@ export class RegistrationLanes {
     this.slow = new Slots(budgets.slowSlots);
   }
 
+  /** The lane of an attempt's handshake: `slow` for an offender (its last attempt overran), else `main`. */
+  handshakeLane(offender: boolean): Slots {
+    return offender ? this.slow : this.main;
+  }
+
   /** The lane of a plugin type's handler calls (the type must have a handler). */
   handlerLane(type: string): Slots {
     let lane = this.#byType.get(type);

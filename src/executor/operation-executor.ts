@@ -157,7 +157,7 @@ class Executor extends LifecycleComponent implements OperationExecutor {
           const offender = this.#lanes.isOffender(socketPath, generation.uuid);
           // The map keeps this generation's last failure until this attempt settles.
           const refusedLast = isConnectionRefused(this.#map.status(socketPath)?.lastError);
-          await (offender ? this.#lanes.slow : this.#lanes.main).acquire(signal);
+          await this.#lanes.handshakeLane(offender).acquire(signal);
           registered = await registerOperation(
             this.#registerDeps,
             { socketPath, generation, getHandler, asw, refusedLast },

@@ -44,9 +44,9 @@ export interface RegisterDeps {
 }
 
 /**
- * A slot the attempt's caller already acquired, of the lane this says:
- * `slow` for an offender, else `main` (lanes.ts). The attempt leases it for
- * its handshake instead of waiting for one.
+ * A slot the attempt's caller already acquired, of the lane
+ * `handshakeLane(offender)` gives (lanes.ts). The attempt leases it for its
+ * handshake instead of waiting for one.
  */
 export interface AdmittedSlot {
   offender: boolean;
@@ -91,7 +91,7 @@ export async function registerOperation(
     ...(lanes === undefined
       ? {}
       : {
-          slots: offender ? lanes.slow : lanes.main,
+          slots: lanes.handshakeLane(offender),
           hold: lanes.hold(offender ? lanes.budgets.slowMs : lanes.budgets.handshakeMs, onOverrun),
           acquired: admitted !== undefined,
         }),
