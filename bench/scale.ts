@@ -197,6 +197,8 @@ async function storm(
 
 interface StartupResult {
   startMs: number;
+  /** The registrar's CPU from its start until all are listed. */
+  cpuMs: number;
   peakRssBytes: number;
   duplicateNotifies: number;
   removeMs: number;
@@ -209,6 +211,7 @@ async function startupAndRemoval(mode: Mode, n: number): Promise<StartupResult> 
     await farm.serve(present);
   });
   try {
+    await trial.runner.call('begin', { eld: false });
     const started = await trial.runner.call<{ startedAt: number }>('start');
     const all = await trial.runner.call<{ at: number }>('waitCount', { target: n, timeoutMs: 600_000 });
     const end = await trial.runner.call<EndReport>('end');
@@ -218,6 +221,7 @@ async function startupAndRemoval(mode: Mode, n: number): Promise<StartupResult> 
     const gone = await trial.runner.call<{ at: number }>('waitCount', { target: 0, timeoutMs: 600_000 });
     return {
       startMs: all.at - started.startedAt,
+      cpuMs: end.cpuMs,
       peakRssBytes: end.peakRssBytes,
       duplicateNotifies: sockets.filter((s) => s.notifyTrue > 1).length,
       removeMs: gone.at - removeAt,
@@ -527,6 +531,10 @@ export async function scaleBenchmark(): Promise<BenchSection> {
         sec,
       ),
       range(
+        rs.map((r) => r.cpuMs),
+        sec,
+      ),
+      range(
         rs.map((r) => r.peakRssBytes),
         mib,
       ),
@@ -568,7 +576,14 @@ export async function scaleBenchmark(): Promise<BenchSection> {
   }
   tables.push({
     caption: `Start with ${STARTUP_N} sockets present (berth: createPluginNode over SQLite, as the daemon), until all are listed; then all removed at once, until all are deregistered`,
-    columns: ['case', 'start → all listed', 'peak RSS', 'plugins told twice', 'removed → all deregistered'],
+    columns: [
+      'case',
+      'start → all listed',
+      'CPU',
+      'peak RSS',
+      'plugins told twice',
+      'removed → all deregistered',
+    ],
     rows: startRows,
   });
 

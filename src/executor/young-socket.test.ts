@@ -56,8 +56,10 @@ describe('dialYoungSocket: a slot is taken before the connect, and a refused con
     const { server, slots, deps } = await liveServerAndSlots(t);
     await slots.acquire(); // every slot taken
     let dials = 0;
+    let getInfoFirstMs: number | undefined;
     const dial: DialRegistration = (path, options) => {
       dials += 1;
+      getInfoFirstMs = options.getInfoFirstMs;
       return dialRegistration(path, options);
     };
     const pending = dialYoungSocket({ ...deps, dial }, server.socketPath, new AbortController().signal);
@@ -67,7 +69,11 @@ describe('dialYoungSocket: a slot is taken before the connect, and a refused con
     const { conn } = await pending;
     assert.equal(dials, 1);
     assert.equal(slots.held, 1, 'the dial returns holding the slot');
+    // GetInfo, the attempt's next call, went out with the dial under the attempt's GetInfo deadline.
+    assert.equal(getInfoFirstMs, deps.timeouts.getInfoMs);
+    await waitFor('GetInfo sent with the dial', () => server.getInfoCalls === 1, { timeoutMs: 10_000 });
     assert.equal((await conn.getInfo({ timeoutMs: 5_000 })).name, 'n');
+    assert.equal(server.getInfoCalls, 1, 'getInfo() took the early call');
     conn.close();
     slots.release();
   });

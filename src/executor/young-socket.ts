@@ -86,7 +86,12 @@ export async function dialYoungSocket(
         const refused = await refusedBeforeDial(socketPath);
         if (refused !== undefined) throw refused;
       }
-      const conn = await deps.dial(socketPath, { timeoutMs: deps.timeouts.dialMs, signal });
+      // GetInfo, the attempt's next call, goes out with the connection preface (DialOptions).
+      const conn = await deps.dial(socketPath, {
+        timeoutMs: deps.timeouts.dialMs,
+        signal,
+        getInfoFirstMs: deps.timeouts.getInfoMs,
+      });
       return { conn, lease };
     } catch (err) {
       lease?.release();

@@ -66,8 +66,8 @@ export const dialRegistration: DialRegistration = async (socketPath, options) =>
   assertTimeout(options.timeoutMs, `dial ${socketPath}`);
   const absolute = resolvePath(socketPath);
   assertSocketPathFits(absolute);
-  const session = await openWithRetries(absolute, options);
-  return new H2RegistrationConnection(socketPath, session);
+  const { session, earlyInfo } = await openWithRetries(absolute, options);
+  return new H2RegistrationConnection(socketPath, session, earlyInfo);
 };
 
 /**
@@ -90,20 +90,24 @@ function assertSocketPathFits(path: string): void {
 }
 
 class H2RegistrationConnection implements RegistrationConnection {
+  /** The GetInfo sent with the preface (DialOptions.getInfoFirstMs), until the first getInfo() takes it. */
+  #earlyInfo: Promise<Buffer> | undefined;
+
   constructor(
     readonly socketPath: string,
     readonly session: H2Connection,
-  ) {}
+    earlyInfo?: Promise<Buffer>,
+  ) {
+    this.#earlyInfo = earlyInfo;
+  }
 
   async getInfo(options: CallOptions): Promise<RegistrationInfo> {
     const what = `GetInfo at socket ${this.socketPath}`;
     assertTimeout(options.timeoutMs, what);
+    const early = this.#earlyInfo;
+    this.#earlyInfo = undefined;
     try {
-      const bytes = await unaryCall(this.session, GET_INFO_PATH, EMPTY_INFO_REQUEST, {
-        ...options,
-        maxResponseBytes: PLUGIN_INFO_LIMITS.messageBytes,
-        what,
-      });
+      const bytes = await (early ?? getInfoCall(this.session, options, what));
       return decodeInfo(bytes);
     } catch (err) {
       throw wrapCallError('BERTH_GET_INFO_FAILED', what, err);
@@ -137,6 +141,17 @@ class H2RegistrationConnection implements RegistrationConnection {
     if (!this.#held) this.session.close();
   }
 }
+
+function getInfoCall(session: H2Connection, options: CallOptions, what: string): Promise<Buffer> {
+  return unaryCall(session, GET_INFO_PATH, EMPTY_INFO_REQUEST, {
+    ...options,
+    maxResponseBytes: PLUGIN_INFO_LIMITS.messageBytes,
+    what,
+  });
+}
+
+/** Nothing: an early GetInfo's failure is read by getInfo(), or goes with a connection never handed out. */
+function ignoreRejection(): void {}
 
 /**
  * Decoded with the wire checks (plugin-info-decode.ts). A reply that fails is
@@ -196,8 +211,24 @@ function dialError(
  * connection closed before HTTP/2 started (or a full backlog) is tried again
  * shortly, until the deadline.
  */
-async function openWithRetries(socketPath: string, options: DialOptions): Promise<H2Connection> {
-  const { timeoutMs, signal } = options;
+async function openWithRetries(
+  socketPath: string,
+  options: DialOptions,
+): Promise<{ session: H2Connection; earlyInfo?: Promise<Buffer> }> {
+  const { timeoutMs, signal, getInfoFirstMs } = options;
+  if (getInfoFirstMs !== undefined) assertTimeout(getInfoFirstMs, `GetInfo at socket ${socketPath}`);
+  let earlyInfo: Promise<Buffer> | undefined;
+  const sendGetInfo =
+    getInfoFirstMs === undefined
+      ? undefined
+      : (session: H2Connection) => {
+          earlyInfo = getInfoCall(
+            session,
+            { timeoutMs: getInfoFirstMs, ...(signal === undefined ? {} : { signal }) },
+            `GetInfo at socket ${socketPath}`,
+          );
+          earlyInfo.catch(ignoreRejection);
+        };
   const deadline = Date.now() + timeoutMs;
   let delay = nextBackoffMs(DIAL_RETRY_BACKOFF, 0);
   let last = 'no answer';
@@ -209,11 +240,13 @@ async function openWithRetries(socketPath: string, options: DialOptions): Promis
     const connected = await connectSocket(socketPath, left, signal);
     let attempt: SessionAttempt;
     if (connected.kind === 'connected') {
-      attempt = await startSession(connected.socket, Math.max(1, deadline - Date.now()), signal);
+      attempt = await startSession(connected.socket, Math.max(1, deadline - Date.now()), signal, sendGetInfo);
     } else attempt = connected;
     switch (attempt.kind) {
       case 'ready':
-        return attempt.session;
+        return earlyInfo === undefined
+          ? { session: attempt.session }
+          : { session: attempt.session, earlyInfo };
       case 'failed':
         throw dialError(socketPath, attempt.failure.reason, attempt.failure.cause);
       case 'timeout':

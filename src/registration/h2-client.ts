@@ -136,11 +136,16 @@ export function connectSocket(
  * HTTP/2 on a connected socket. Ready once the server's SETTINGS arrived,
  * which proves an HTTP/2 server is there (a listener that accepted and
  * closed is `transient`). The socket is destroyed unless the result is ready.
+ * `firstCall` may open a stream on the new connection at once: its frames
+ * go out with the preface (a client need not wait for the server's
+ * SETTINGS, RFC 9113 section 3.4), and it fails with the connection if the
+ * result is not ready.
  */
 export function startSession(
   socket: Socket,
   timeoutMs: number,
   signal?: AbortSignal,
+  firstCall?: (session: H2Connection) => void,
 ): Promise<SessionAttempt> {
   return new Promise((resolve, reject) => {
     let settled = false;
@@ -166,8 +171,12 @@ export function startSession(
       return;
     }
     socket.once('close', onClose);
+    // The preface and `firstCall`'s frames leave in one write.
+    socket.cork();
     const opened = new H2Connection(socket, () => finish({ kind: 'ready', session: opened }));
     session = opened;
+    firstCall?.(opened);
+    socket.uncork();
     if (signal?.aborted) onAbort();
     else signal?.addEventListener('abort', onAbort, { once: true });
   });

@@ -52,7 +52,17 @@ export interface HeldConnection {
   destroy(): void;
 }
 
-export type DialOptions = CallOptions;
+export interface DialOptions extends CallOptions {
+  /**
+   * Sends GetInfo right behind the connection preface, in the same write and
+   * under this deadline, as grpc-go's client does (it never waits for the
+   * server's SETTINGS): one round trip less per handshake. The connection's
+   * first getInfo() then takes that call's answer, and its own options do not
+   * apply. A connection closed before the server's SETTINGS is retried as
+   * before, and the early call goes with it unanswered. Dialers may ignore it.
+   */
+  getInfoFirstMs?: number;
+}
 
 /**
  * Opens a connection and waits until it is ready. Fails fast with
