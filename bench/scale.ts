@@ -48,7 +48,11 @@ const GAP_MS = Number(process.env.BENCH_SCALE_GAP_MS ?? 0);
 const STORM_TIMEOUT_MS = Number(process.env.BENCH_SCALE_TIMEOUT_MS ?? (QUICK ? 60_000 : 300_000));
 const RUNNER = fileURLToPath(new URL('./lib/scale-runner.js', import.meta.url));
 type Mode = 'bare' | 'berth';
-const MODES: Mode[] = ['bare', 'berth'];
+/**
+ * BENCH_SCALE_MODES=berth runs berth alone, for A/B runs of berth's own numbers: no floor in the
+ * goals, and no one-plugin latency tables (their ratios need it).
+ */
+const MODES = (process.env.BENCH_SCALE_MODES ?? 'bare,berth').split(',') as Mode[];
 
 interface EndReport {
   at: number;
@@ -112,7 +116,7 @@ const names = (dir: string, prefix: string, n: number) =>
 
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
-const median = (xs: number[]) => summarize(xs).p50;
+const median = (xs: number[]) => (xs.length === 0 ? Number.NaN : summarize(xs).p50);
 const range = (xs: number[], f: (x: number) => string) =>
   xs.length === 1 ? f(xs[0] as number) : `${f(median(xs))} (${f(Math.min(...xs))}–${f(Math.max(...xs))})`;
 
@@ -345,7 +349,8 @@ export async function scaleBenchmark(): Promise<BenchSection> {
   const ratio = (x: number) => `${x.toFixed(2)}×`;
 
   // (1) One new plugin: ready (listening) -> Notify(true), with 0 and 1,000 registered.
-  for (const registered of ONLY !== undefined && ONLY !== 'latency' ? [] : [0, LATENCY_REGISTERED]) {
+  const latencyTables = (ONLY === undefined || ONLY === 'latency') && MODES.includes('bare');
+  for (const registered of latencyTables ? [0, LATENCY_REGISTERED] : []) {
     const samples = await latency(registered);
     const base0 = summarize(samples.bare.gap0);
     const base20 = summarize(samples.bare.gap20);

@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import type { Daemon } from '../src/daemon/index.js';
+import { DEFAULT_MAX_CONCURRENT_REGISTRATIONS } from '../src/executor/index.js';
 import { createExamplePlugin } from '../src/registration/index.js';
 import { siblingModule, spawnModule, stopChild } from '../src/testing/harness/index.js';
 import { createTempDir, waitFor } from '../src/testing/index.js';
@@ -40,8 +41,8 @@ import {
 
 const CROWD = siblingModule(import.meta.url, './fixtures/hostile-crowd');
 const CROWD_SIZE = 70;
-/** The main lane's slots (DEFAULT_MAX_CONCURRENT_REGISTRATIONS): the crowd can fill them all. */
-const SLOTS = 64;
+/** The main lane's slots: the crowd can fill them all. */
+const SLOTS = DEFAULT_MAX_CONCURRENT_REGISTRATIONS;
 /**
  * Each of the three churns (before, beside the crowd, after) runs at least this long, so the
  * three see the same stretch of machine load (with 3 rounds before and after but 6 s beside, a

@@ -44,8 +44,18 @@ export const DEFAULT_EXECUTOR_BACKOFF: Readonly<BackoffPolicy> = Object.freeze({
   factor: 2,
 });
 
-/** Dials and handshakes in flight at once; a storm queues (FIFO) behind this bound. */
-export const DEFAULT_MAX_CONCURRENT_REGISTRATIONS = 64;
+/**
+ * Dials and handshakes in flight at once; a storm queues (FIFO) behind this
+ * bound. It sets how long the event loop's turns get in a storm: replies to
+ * the handshakes in flight arrive together, and their reads, frame parsing
+ * and continuations run in one poll phase, which no turn budget can split.
+ * Measured against the Go farm (bench/results.md, issue 20), event-loop p99
+ * in a storm of 5,000: 75.7 / 78.9 ms at 64, 50.1 / 48.8 at 32, 34.4 / 36.8
+ * at 16, with the storm's time and CPU the same; start-up with 1,000 present
+ * about a tenth slower at 16. The handshake budget below shrank with it, so a
+ * crowd of stalling plugins is let through at the same rate as before.
+ */
+export const DEFAULT_MAX_CONCURRENT_REGISTRATIONS = 16;
 
 /**
  * How long a registration may hold its slots, and the lane for sockets that
@@ -68,12 +78,15 @@ export interface SlotBudgets {
 }
 
 /**
- * A quiet handshake takes a few milliseconds (1.1 s for 5,000 plugins over 64
- * slots is about 15 ms each), so 500 ms only bites on a plugin that stalls;
- * it also caps how long a wave of 64 stalling plugins can delay a fresh one.
+ * A quiet handshake takes a few milliseconds (a storm of 5,000 over 16 slots
+ * in 3.5 s is about 11 ms each, 29 ms on a VM three times slower), so 125 ms
+ * only bites on a plugin that stalls. It also sets how fast a crowd of
+ * stalling plugins drains from the main lane: 16 slots every 125 ms, 128 a
+ * second, as 64 slots every 500 ms did. An attempt past it carries on
+ * without its slot, so a slow but honest handshake loses nothing.
  */
 export const DEFAULT_SLOT_BUDGETS: Readonly<SlotBudgets> = Object.freeze({
-  handshakeMs: 500,
+  handshakeMs: 125,
   handlerMs: 500,
   handlerSlots: 64,
   slowSlots: 8,
