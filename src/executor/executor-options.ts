@@ -49,11 +49,13 @@ export const DEFAULT_EXECUTOR_BACKOFF: Readonly<BackoffPolicy> = Object.freeze({
  * bound. It sets how long the event loop's turns get in a storm: replies to
  * the handshakes in flight arrive together, and their reads, frame parsing
  * and continuations run in one poll phase, which no turn budget can split.
- * Measured against the Go farm (bench/results.md, issue 20), event-loop p99
- * in a storm of 5,000: 75.7 / 78.9 ms at 64, 50.1 / 48.8 at 32, 34.4 / 36.8
- * at 16, with the storm's time and CPU the same; start-up with 1,000 present
- * about a tenth slower at 16. The handshake budget below shrank with it, so a
- * crowd of stalling plugins is let through at the same rate as before.
+ * Measured against the Go farm on a slow VM (bench/results.md, issue 20),
+ * event-loop p99 in a storm of 5,000 with a 500 ms budget: 53-79 ms at 64,
+ * 49-50 at 32, 34-37 at 16; at 16 with the 125 ms budget below, 32-62 (median
+ * about 50: more handshakes overrun it in a storm and go on without a slot).
+ * The storm's time and CPU stayed the same; a start with 1,000 present is
+ * about a tenth slower. The budget shrank with the slots so that a crowd of
+ * stalling plugins drains from the main lane as fast as it did with 64.
  */
 export const DEFAULT_MAX_CONCURRENT_REGISTRATIONS = 16;
 

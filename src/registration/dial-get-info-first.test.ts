@@ -6,7 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { type TestContext, test } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { isBerthError } from '../common/index.js';
 import { DynamicTable, decodeBlock, encodeLiteral } from '../hpack/index.js';
@@ -140,15 +142,31 @@ test('a connection dropped before SETTINGS is redialled, and the early call goes
   assert.equal(server.getInfoCalls, 2, 'one call on each connection, answered once');
 });
 
-test("the early call keeps its own deadline: getInfo()'s options do not stretch it", async (t) => {
+test("the early call's deadline is getInfo()'s, from when getInfo() is called, not from the dial", async (t) => {
   const server = await serveRaw(t, { settingsAfterCall: false, onCall: () => 'silent' });
-  const conn = await dialRegistration(server.path, { timeoutMs: 10_000, getInfoFirstMs: 200 });
+  const conn = await dialRegistration(server.path, { timeoutMs: 10_000, getInfoFirstMs: 100 });
   t.after(() => conn.close());
-  await assert.rejects(conn.getInfo({ timeoutMs: 600_000 }), (err) => {
+  await waitFor('the early call to reach the server', () => server.getInfoCalls === 1, { timeoutMs: 10_000 });
+  // Longer than getInfoFirstMs: had the deadline started with the dial, it would be over. A longer
+  // wait here only makes the check stronger; it races nothing.
+  await delay(300);
+  const began = performance.now();
+  await assert.rejects(conn.getInfo({ timeoutMs: 400 }), (err) => {
     assert.ok(isBerthError(err, 'BERTH_GET_INFO_FAILED'), String(err));
     assert.match(err.message, /DEADLINE_EXCEEDED/);
     return true;
   });
+  assert.ok(performance.now() - began >= 390, 'the deadline ran from the getInfo() call');
+  assert.equal(server.getInfoCalls, 1, 'no second call');
+});
+
+test('an answer that came before getInfo() is called is taken at once', async (t) => {
+  const server = await serveRaw(t, { settingsAfterCall: true });
+  const conn = await dialRegistration(server.path, { timeoutMs: 10_000, getInfoFirstMs: 100 });
+  t.after(() => conn.close());
+  await waitFor('the early call to reach the server', () => server.getInfoCalls === 1, { timeoutMs: 10_000 });
+  await delay(300); // past getInfoFirstMs, which is only the call's grpc-timeout
+  assert.deepEqual(await conn.getInfo({ timeoutMs: 5_000 }), info);
   assert.equal(server.getInfoCalls, 1);
 });
 

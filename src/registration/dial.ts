@@ -21,6 +21,8 @@ import {
   connectSocket,
   describeConnectError,
   GrpcCallError,
+  type OpenedUnaryCall,
+  openUnaryCall,
   type SessionAttempt,
   startSession,
   unaryCall,
@@ -91,12 +93,12 @@ function assertSocketPathFits(path: string): void {
 
 class H2RegistrationConnection implements RegistrationConnection {
   /** The GetInfo sent with the preface (DialOptions.getInfoFirstMs), until the first getInfo() takes it. */
-  #earlyInfo: Promise<Buffer> | undefined;
+  #earlyInfo: OpenedUnaryCall | undefined;
 
   constructor(
     readonly socketPath: string,
     readonly session: H2Connection,
-    earlyInfo?: Promise<Buffer>,
+    earlyInfo?: OpenedUnaryCall,
   ) {
     this.#earlyInfo = earlyInfo;
   }
@@ -106,8 +108,10 @@ class H2RegistrationConnection implements RegistrationConnection {
     assertTimeout(options.timeoutMs, what);
     const early = this.#earlyInfo;
     this.#earlyInfo = undefined;
+    // The early call's deadline starts now, as a call made now would (the kubelet's starts once its dial is done).
+    early?.armDeadline(options.timeoutMs);
     try {
-      const bytes = await (early ?? getInfoCall(this.session, options, what));
+      const bytes = await (early?.result ?? getInfoCall(this.session, options, what));
       return decodeInfo(bytes);
     } catch (err) {
       throw wrapCallError('BERTH_GET_INFO_FAILED', what, err);
@@ -148,6 +152,17 @@ function getInfoCall(session: H2Connection, options: CallOptions, what: string):
     maxResponseBytes: PLUGIN_INFO_LIMITS.messageBytes,
     what,
   });
+}
+
+/** GetInfo sent behind the preface; its deadline waits for getInfo(). */
+function earlyGetInfo(session: H2Connection, options: CallOptions, what: string): OpenedUnaryCall {
+  const call = openUnaryCall(session, GET_INFO_PATH, EMPTY_INFO_REQUEST, {
+    ...options,
+    maxResponseBytes: PLUGIN_INFO_LIMITS.messageBytes,
+    what,
+  });
+  call.result.catch(ignoreRejection);
+  return call;
 }
 
 /** Nothing: an early GetInfo's failure is read by getInfo(), or goes with a connection never handed out. */
@@ -214,20 +229,19 @@ function dialError(
 async function openWithRetries(
   socketPath: string,
   options: DialOptions,
-): Promise<{ session: H2Connection; earlyInfo?: Promise<Buffer> }> {
+): Promise<{ session: H2Connection; earlyInfo?: OpenedUnaryCall }> {
   const { timeoutMs, signal, getInfoFirstMs } = options;
   if (getInfoFirstMs !== undefined) assertTimeout(getInfoFirstMs, `GetInfo at socket ${socketPath}`);
-  let earlyInfo: Promise<Buffer> | undefined;
+  let earlyInfo: OpenedUnaryCall | undefined;
   const sendGetInfo =
     getInfoFirstMs === undefined
       ? undefined
       : (session: H2Connection) => {
-          earlyInfo = getInfoCall(
+          earlyInfo = earlyGetInfo(
             session,
             { timeoutMs: getInfoFirstMs, ...(signal === undefined ? {} : { signal }) },
             `GetInfo at socket ${socketPath}`,
           );
-          earlyInfo.catch(ignoreRejection);
         };
   const deadline = Date.now() + timeoutMs;
   let delay = nextBackoffMs(DIAL_RETRY_BACKOFF, 0);

@@ -231,7 +231,38 @@ export function unaryCall(
   request: Uint8Array,
   options: UnaryCallOptions,
 ): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
+  const call = openUnaryCall(session, path, request, options);
+  call.armDeadline(options.timeoutMs);
+  return call.result;
+}
+
+/** A unary call whose frames are sent, and whose deadline runs once armed. */
+export interface OpenedUnaryCall {
+  readonly result: Promise<Buffer>;
+  /**
+   * Starts the call's deadline: DEADLINE_EXCEEDED `ms` from now unless it has
+   * ended. Until then only the signal, the connection or the reply end it.
+   * Later calls do nothing.
+   */
+  armDeadline(ms: number): void;
+}
+
+/**
+ * Sends a unary call without starting its deadline (its `grpc-timeout` header
+ * still says `options.timeoutMs`): the registration handshake sends GetInfo
+ * with the connection preface, and its deadline starts where the kubelet's
+ * does, once the connection is up and the caller asks for the answer
+ * (dial.ts), not while the connect is still under way.
+ */
+export function openUnaryCall(
+  session: H2Connection,
+  path: string,
+  request: Uint8Array,
+  options: UnaryCallOptions,
+): OpenedUnaryCall {
+  let timer: NodeJS.Timeout | undefined;
+  let armDeadline: (ms: number) => void = () => {};
+  const result = new Promise<Buffer>((resolve, reject) => {
     if (options.signal?.aborted) {
       reject(abortedError(options.signal, options.what));
       return;
@@ -284,10 +315,10 @@ export function unaryCall(
       finish(outcome ?? readMessage(Buffer.concat(end.body), options.maxResponseBytes));
     };
     const onAbort = () => finish(abortedError(options.signal, options.what));
-    const timer = setTimeout(
-      () => finish(new GrpcCallError(Status.DEADLINE_EXCEEDED, 'Deadline exceeded')),
-      options.timeoutMs,
-    );
+    armDeadline = (ms) => {
+      if (settled || timer !== undefined) return;
+      timer = setTimeout(() => finish(new GrpcCallError(Status.DEADLINE_EXCEEDED, 'Deadline exceeded')), ms);
+    };
     options.signal?.addEventListener('abort', onAbort, { once: true });
     const block = requestHeaderBlock(path, grpcTimeout(options.timeoutMs));
     streamId = session.openStream((id) => unaryRequestFrames(id, block, request), {
@@ -296,6 +327,7 @@ export function unaryCall(
     });
     if (streamId === undefined) finish(new GrpcCallError(Status.UNAVAILABLE, 'the connection is closed'));
   });
+  return { result, armDeadline: (ms) => armDeadline(ms) };
 }
 
 /** The call's error, or undefined when it ended with grpc-status 0. */

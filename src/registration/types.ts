@@ -54,12 +54,14 @@ export interface HeldConnection {
 
 export interface DialOptions extends CallOptions {
   /**
-   * Sends GetInfo right behind the connection preface, in the same write and
-   * under this deadline, as grpc-go's client does (it never waits for the
-   * server's SETTINGS): one round trip less per handshake. The connection's
-   * first getInfo() then takes that call's answer, and its own options do not
-   * apply. A connection closed before the server's SETTINGS is retried as
-   * before, and the early call goes with it unanswered. Dialers may ignore it.
+   * Sends GetInfo right behind the connection preface, in the same write, as
+   * grpc-go's client sends its first call (it never waits for the server's
+   * SETTINGS): one round trip less per handshake. The value is the call's
+   * `grpc-timeout`. The connection's first getInfo() takes that call's
+   * answer; its deadline is getInfo()'s `timeoutMs`, from when getInfo() is
+   * called, as for a call made then. A connection closed before the server's
+   * SETTINGS is redialled as before, and the early call goes again on the new
+   * one. Dialers may ignore it.
    */
   getInfoFirstMs?: number;
 }
