@@ -106,12 +106,12 @@ class H2RegistrationConnection implements RegistrationConnection {
   async getInfo(options: CallOptions): Promise<RegistrationInfo> {
     const what = `GetInfo at socket ${this.socketPath}`;
     assertTimeout(options.timeoutMs, what);
-    const early = this.#earlyInfo;
+    // The early call, or one made now; either's deadline starts now (the kubelet's starts once its dial is done).
+    const call = this.#earlyInfo ?? openGetInfo(this.session, options, what);
     this.#earlyInfo = undefined;
-    // The early call's deadline starts now, as a call made now would (the kubelet's starts once its dial is done).
-    early?.armDeadline(options.timeoutMs);
+    call.armDeadline(options.timeoutMs);
     try {
-      const bytes = await (early?.result ?? getInfoCall(this.session, options, what));
+      const bytes = await call.result;
       return decodeInfo(bytes);
     } catch (err) {
       throw wrapCallError('BERTH_GET_INFO_FAILED', what, err);
@@ -146,26 +146,15 @@ class H2RegistrationConnection implements RegistrationConnection {
   }
 }
 
-function getInfoCall(session: H2Connection, options: CallOptions, what: string): Promise<Buffer> {
-  return unaryCall(session, GET_INFO_PATH, EMPTY_INFO_REQUEST, {
+/** A GetInfo call, sent; its deadline waits for armDeadline() (getInfo() arms it). */
+function openGetInfo(session: H2Connection, options: CallOptions, what: string): OpenedUnaryCall {
+  return openUnaryCall(session, GET_INFO_PATH, EMPTY_INFO_REQUEST, {
     ...options,
     maxResponseBytes: PLUGIN_INFO_LIMITS.messageBytes,
     what,
   });
 }
 
-/** GetInfo sent behind the preface; its deadline waits for getInfo(). */
-function earlyGetInfo(session: H2Connection, options: CallOptions, what: string): OpenedUnaryCall {
-  const call = openUnaryCall(session, GET_INFO_PATH, EMPTY_INFO_REQUEST, {
-    ...options,
-    maxResponseBytes: PLUGIN_INFO_LIMITS.messageBytes,
-    what,
-  });
-  call.result.catch(ignoreRejection);
-  return call;
-}
-
-/** Nothing: an early GetInfo's failure is read by getInfo(), or goes with a connection never handed out. */
 function ignoreRejection(): void {}
 
 /**
@@ -231,17 +220,20 @@ async function openWithRetries(
   options: DialOptions,
 ): Promise<{ session: H2Connection; earlyInfo?: OpenedUnaryCall }> {
   const { timeoutMs, signal, getInfoFirstMs } = options;
-  if (getInfoFirstMs !== undefined) assertTimeout(getInfoFirstMs, `GetInfo at socket ${socketPath}`);
+  const what = `GetInfo at socket ${socketPath}`;
+  if (getInfoFirstMs !== undefined) assertTimeout(getInfoFirstMs, what);
   let earlyInfo: OpenedUnaryCall | undefined;
   const sendGetInfo =
     getInfoFirstMs === undefined
       ? undefined
       : (session: H2Connection) => {
-          earlyInfo = earlyGetInfo(
+          earlyInfo = openGetInfo(
             session,
             { timeoutMs: getInfoFirstMs, ...(signal === undefined ? {} : { signal }) },
-            `GetInfo at socket ${socketPath}`,
+            what,
           );
+          // Read by getInfo(), or gone with a connection never handed out.
+          earlyInfo.result.catch(ignoreRejection);
         };
   const deadline = Date.now() + timeoutMs;
   let delay = nextBackoffMs(DIAL_RETRY_BACKOFF, 0);
