@@ -6,7 +6,7 @@ export const WORK_SLICE_MS = 4;
 
 /**
  * One event-loop turn's time, shared by the continuations of many concurrent
- * operations. A storm keeps 16 handshakes in flight; their replies arrive
+ * operations. A storm keeps 64 handshakes in flight; their replies arrive
  * together and each one's continuation (decode, validate, register, Notify)
  * runs in the poll phase that read it, so one turn ran dozens of them: 15 to
  * 40 ms turns all through a storm of 1,000, against an event-loop p99 goal of

@@ -68,7 +68,7 @@ export interface OperationExecutorOptions {
   timeouts?: Partial<ExecutorTimeouts>;
   /** Retry policy per socket after a failed operation. Default 500 ms doubling to 122 s; false: none. */
   backoff?: BackoffSetting;
-  /** Registration handshakes (dial, HTTP/2, GetInfo, validation) holding a slot at once. Default 16. */
+  /** Registration handshakes (dial, HTTP/2, GetInfo, validation) holding a slot at once. Default 64. */
   maxConcurrentRegistrations?: number;
   /** How long an attempt may hold a slot, the per-type and slow lanes (executor-options.ts). */
   slotBudgets?: Partial<SlotBudgets>;

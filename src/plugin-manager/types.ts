@@ -45,7 +45,7 @@ export interface PluginManagerOptions {
   timeouts?: Partial<ExecutorTimeouts>;
   /** Backoff per socket after a failed attempt. Default 500 ms doubling to 122 s (the kubelet's). */
   backoff?: BackoffSetting;
-  /** Registration handshakes holding a slot at once; more queue in order. Default 16. */
+  /** Registration handshakes holding a slot at once; more queue in order. Default 64. */
   maxConcurrentRegistrations?: number;
   /** How long an attempt may hold a slot; the per-type and slow lanes (README: Registration slots). */
   slotBudgets?: Partial<SlotBudgets>;
