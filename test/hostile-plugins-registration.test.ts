@@ -98,7 +98,8 @@ describe('hostile plugins: registration', { concurrency: false }, () => {
 
   // A stale socket costs the others little: its first dial is one refused connect (no HTTP/2
   // session, registration/dial.ts), and every retry after a refusal probes with a plain connect
-  // before it takes a slot (executor/young-socket.ts), so only sockets that accept wait in the queue.
+  // before it takes a slot (probeBeforeSlot, executor/register-operation.ts), so only sockets that
+  // accept wait in the queue for a retry.
   it('1,000 stale sockets fail fast with connection refused and register nothing', () =>
     hostileCase('stale', async (daemon) => {
       const stale = await waitFor(

@@ -446,6 +446,49 @@ describe('register operation against a real plugin', () => {
     assert.equal(dials, 2);
   });
 
+  it('a stale file that still refuses its retry fails it without waiting for a handshake slot', async (t) => {
+    const dir = createTempDir();
+    const clock = new FakeClock();
+    // One handshake slot, held for as long as this test lasts by a plugin that never speaks HTTP/2.
+    const executor = createOperationExecutor({
+      clock,
+      logger: silentLogger,
+      dial: dialRegistration,
+      timeouts: { dialMs: 600_000 },
+      maxConcurrentRegistrations: 1,
+      slotBudgets: { handshakeMs: 600_000 },
+      youngSocketRetry: false,
+    });
+    t.after(async () => {
+      await executor.stop();
+      dir.remove();
+    });
+    const asw = createActualStateOfWorld();
+    const stale = dir.join('stale.sock');
+    await createStaleSocket(stale);
+    const attempts = (n: number) =>
+      waitFor(`${n} attempts of the stale file settled`, () => {
+        const status = executor.status(stale);
+        return !executor.isPending(stale) && (status?.attempts ?? 0) >= n ? status : undefined;
+      });
+    executor.registerPlugin(stale, generation('g'), handlersOf({}), asw);
+    await attempts(1);
+
+    const silent = dir.join('silent.sock');
+    const listener = await silentListener(t, silent);
+    executor.registerPlugin(silent, generation('s'), handlersOf({}), asw);
+    await waitFor('the silent plugin to hold the slot', () => listener.connections.length > 0);
+    assert.equal(executor.laneUsage().main.held, 1);
+
+    await clock.advance(60_000); // past the stale file's backoff (not the silent dial's budget)
+    executor.registerPlugin(stale, generation('g'), handlersOf({}), asw);
+    const second = await attempts(2);
+    assert.equal(second.lastError?.code, 'BERTH_DIAL_FAILED');
+    assert.match(second.lastError?.message ?? '', /^RegisterPlugin error -- dial failed at socket .*ECONNREFUSED/);
+    assert.deepEqual(executor.laneUsage().main, { held: 1, waiting: 0 }, 'the silent plugin kept its slot');
+    assert.ok(executor.isPending(silent));
+  });
+
   it('stop() aborts a register operation that is waiting on its dial', async (t) => {
     const { dir, executor, asw, nextEvent } = setup(t, { dialMs: 600_000 });
     const path = dir.join('silent.sock');

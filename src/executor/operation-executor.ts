@@ -24,7 +24,7 @@ import {
   type OperationOutcome,
   type RunRefusal,
 } from './operation-map.js';
-import { type RegisterDeps, registerOperation } from './register-operation.js';
+import { probeBeforeSlot, type RegisterDeps, registerOperation } from './register-operation.js';
 import type {
   HandlerLookup,
   OperationEvent,
@@ -155,8 +155,11 @@ class Executor extends LifecycleComponent implements OperationExecutor {
           // 28 MB for a storm of 5,000 in a heap snapshot) through the young generation's
           // collections into the old one.
           const offender = this.#lanes.isOffender(socketPath, generation.uuid);
-          // The map keeps this generation's last failure until this attempt settles.
-          const refusedLast = isConnectionRefused(this.#map.status(socketPath)?.lastError);
+          // The map keeps this generation's last failure until this attempt settles. A socket
+          // that refused it (a stale file, most likely) is probed before it takes a slot.
+          const refusedLast =
+            isConnectionRefused(this.#map.status(socketPath)?.lastError) &&
+            (await probeBeforeSlot(this.#registerDeps, { socketPath, generation }));
           await this.#lanes.handshakeLane(offender).acquire(signal);
           registered = await registerOperation(
             this.#registerDeps,

@@ -8,21 +8,21 @@ import {
   type TurnBudget,
 } from '../common/index.js';
 import type { PluginCallContext } from '../handlers/types.js';
-import { enforcePluginInfoBounds, refuseUndecodableInfo } from '../registration/registrar.js';
+import { enforcePluginInfoBounds, refusedBeforeDial, refuseUndecodableInfo } from '../registration/registrar.js';
 import type { DialRegistration, RegistrationConnection } from '../registration/types.js';
 import type { ExecutorTimeouts, YoungSocketRetry } from './executor-options.js';
 import type { RegistrationLanes } from './lanes.js';
 import type { SlotLease } from './slots.js';
 import type { HandlerLookup, HoldConnection, PluginGeneration } from './types.js';
 import { deregisterQuietly } from './unregister-operation.js';
-import { dialYoungSocket } from './young-socket.js';
+import { dialYoungSocket, isYoungSocket } from './young-socket.js';
 
 export interface RegisterRequest {
   socketPath: string;
   generation: PluginGeneration;
   getHandler: HandlerLookup;
   asw: ActualStateOfWorld;
-  /** This generation's last attempt was refused (most likely a stale file): probe before dialling. */
+  /** The socket still refused a probe but is young (probeBeforeSlot): probe again before dialling. */
   refusedLast?: boolean;
 }
 
@@ -41,6 +41,42 @@ export interface RegisterDeps {
   holdConnection?: HoldConnection | undefined;
   /** Shares each event-loop turn among the attempts: they resume after I/O only while the turn has time. */
   turn?: TurnBudget;
+}
+
+/**
+ * The gate before a retry of a socket whose last attempt was refused (most
+ * likely a stale file) waits for its handshake slot: one raw connect
+ * (refusedBeforeDial). A file that still refuses and is not young fails the
+ * attempt here, holding no slot. Its retries come in waves, 1,000 stale
+ * files together after each backoff, and a wave that probed under the slots
+ * drained through them in slots-many at a time, one event-loop turn or more
+ * each, while good plugins queued behind it for the same slots.
+ *
+ * Resolves true when the file still refuses but is young (a server between
+ * bind and listen): the attempt probes again under its slot and its young
+ * retries run as for any dial (dialYoungSocket). Resolves false when the
+ * file answered the connect: dial it. Rejects with the attempt's error.
+ */
+export async function probeBeforeSlot(
+  deps: RegisterDeps,
+  request: Pick<RegisterRequest, 'socketPath' | 'generation'>,
+): Promise<boolean> {
+  const { socketPath, generation } = request;
+  await deps.turn?.pass();
+  const refused = await refusedBeforeDial(socketPath);
+  if (refused === undefined) return false;
+  if (isYoungSocket(socketPath, deps.youngSocketRetry)) return true;
+  deps.lanes?.record(socketPath, generation.uuid, false);
+  throw dialFailed(socketPath, refused);
+}
+
+/** The attempt's error for a dial that failed, in the kubelet's words (operation_generator.go). */
+function dialFailed(socketPath: string, err: unknown): BerthError {
+  return new BerthError(
+    'BERTH_DIAL_FAILED',
+    `RegisterPlugin error -- dial failed at socket ${socketPath}, err: ${errorMessage(err)}`,
+    { cause: err, details: { socketPath } },
+  );
 }
 
 /**
@@ -106,11 +142,7 @@ export async function registerOperation(
     lease = dialled.lease;
   } catch (err) {
     lanes?.record(socketPath, generation.uuid, overran);
-    throw new BerthError(
-      'BERTH_DIAL_FAILED',
-      `RegisterPlugin error -- dial failed at socket ${socketPath}, err: ${errorMessage(err)}`,
-      { cause: err, details: { socketPath } },
-    );
+    throw dialFailed(socketPath, err);
   }
 
   try {

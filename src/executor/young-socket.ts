@@ -19,7 +19,7 @@ export interface YoungDialDeps {
   turn?: TurnBudget;
   /** The caller already acquired one of `slots`: the first dial leases that one instead of waiting. */
   acquired?: boolean;
-  /** The socket refused its last attempt: a raw connect goes first, and a refusal costs no dial (refusedBeforeDial). */
+  /** The socket still refused a probe but is young (probeBeforeSlot): a raw connect goes first, and a refusal costs no dial. */
   probeFirst?: boolean;
 }
 
@@ -124,6 +124,16 @@ export async function dialYoungSocket(
       retrying.count -= 1;
     }
   }
+}
+
+/**
+ * True when the socket file is young enough that a refusal may be a server
+ * between bind() and listen() (its refusals are retried, see dialYoungSocket).
+ */
+export function isYoungSocket(socketPath: string, young: YoungSocketRetry | false | undefined): boolean {
+  if (young === undefined || young === false) return false;
+  const bornAt = socketBornAt(socketPath);
+  return bornAt !== undefined && Date.now() - bornAt < young.ageMs;
 }
 
 /** The socket file's ctime (wall clock ms): when it was bound. Synchronous for the watcher's reason (inspect-path.ts). */
