@@ -1,3 +1,5 @@
+import { whenAborted } from './abort-hub.js';
+
 /**
  * Time is always injected. Components take a Clock in their options so tests
  * drive time with src/testing FakeClock instead of sleeping for real timeouts.
@@ -35,14 +37,14 @@ export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<v
       reject(signal.reason);
       return;
     }
-    const onAbort = () => {
-      clock.clearTimeout(timer);
-      reject(signal?.reason);
-    };
+    let offAbort = () => {};
     const timer = clock.setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
+      offAbort();
       resolve();
     }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    offAbort = whenAborted(signal, () => {
+      clock.clearTimeout(timer);
+      reject(signal?.reason);
+    });
   });
 }

@@ -1,4 +1,6 @@
 /** @internal Per-operation signals under a long-lived one, without a listener per operation. */
+
+export { whenAborted } from './abort-hub.js';
 export { AbortScope } from './abort-scope.js';
 /** @internal The per-subscriber queue behind every subscribe. */
 export { AsyncQueue } from './async-queue.js';

@@ -484,7 +484,10 @@ describe('register operation against a real plugin', () => {
     executor.registerPlugin(stale, generation('g'), handlersOf({}), asw);
     const second = await attempts(2);
     assert.equal(second.lastError?.code, 'BERTH_DIAL_FAILED');
-    assert.match(second.lastError?.message ?? '', /^RegisterPlugin error -- dial failed at socket .*ECONNREFUSED/);
+    assert.match(
+      second.lastError?.message ?? '',
+      /^RegisterPlugin error -- dial failed at socket .*ECONNREFUSED/,
+    );
     assert.deepEqual(executor.laneUsage().main, { held: 1, waiting: 0 }, 'the silent plugin kept its slot');
     assert.ok(executor.isPending(silent));
   });

@@ -8,7 +8,11 @@ import {
   type TurnBudget,
 } from '../common/index.js';
 import type { PluginCallContext } from '../handlers/types.js';
-import { enforcePluginInfoBounds, refusedBeforeDial, refuseUndecodableInfo } from '../registration/registrar.js';
+import {
+  enforcePluginInfoBounds,
+  refusedBeforeDial,
+  refuseUndecodableInfo,
+} from '../registration/registrar.js';
 import type { DialRegistration, RegistrationConnection } from '../registration/types.js';
 import type { ExecutorTimeouts, YoungSocketRetry } from './executor-options.js';
 import type { RegistrationLanes } from './lanes.js';

@@ -1,4 +1,4 @@
-import { abortedError, type Clock, type ClockTimer, Fifo } from '../common/index.js';
+import { abortedError, type Clock, type ClockTimer, Fifo, whenAborted } from '../common/index.js';
 
 /** How long one holder may keep its slot before it is taken back (the holder carries on without it). */
 export interface HoldBudget {
@@ -49,7 +49,7 @@ export class Slots {
       const waiter: Waiter = {
         cancelled: false,
         grant: () => {
-          signal?.removeEventListener('abort', onAbort);
+          offAbort();
           resolve();
         },
       };
@@ -59,7 +59,7 @@ export class Slots {
         reject(abortedError(signal, 'waiting for a dial slot'));
       };
       this.#queue.push(waiter);
-      signal?.addEventListener('abort', onAbort, { once: true });
+      const offAbort = whenAborted(signal, onAbort);
     });
   }
 

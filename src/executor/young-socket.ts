@@ -1,6 +1,5 @@
 import { lstatSync } from 'node:fs';
-import { setTimeout as delay } from 'node:timers/promises';
-import { abortedError, type TurnBudget } from '../common/index.js';
+import { abortedError, sleep, systemClock, type TurnBudget } from '../common/index.js';
 import { probeConnect, refusedBeforeDial } from '../registration/registrar.js';
 import type { DialRegistration, RegistrationConnection } from '../registration/types.js';
 import type { ExecutorTimeouts, YoungSocketRetry } from './executor-options.js';
@@ -114,7 +113,7 @@ export async function dialYoungSocket(
         const scheduled = dense ? young.dense?.stepMs : young.delaysMs[retry++];
         if (scheduled === undefined) throw failure;
         const wait = Math.max(scheduled, retrying.count / CROWD_PROBES_PER_MS);
-        await delay(wait, undefined, { signal }).catch(() => {});
+        await sleep(systemClock, wait, signal).catch(() => {});
         if (signal.aborted) throw abortedError(signal, `dial ${socketPath}`);
         const refusal = await probeConnect(socketPath);
         if (refusal?.code !== 'ECONNREFUSED') break; // listening now (or gone): dial for real

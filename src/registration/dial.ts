@@ -14,7 +14,7 @@
  */
 
 import { resolve as resolvePath } from 'node:path';
-import { abortedError, BerthError, nextBackoffMs } from '../common/index.js';
+import { abortedError, BerthError, nextBackoffMs, whenAborted } from '../common/index.js';
 import { UNIX_SOCKET_PATH_MAX_BYTES } from '../unix-grpc/unix-grpc-options.js';
 import { assertTimeout } from './call-deadline.js';
 import {
@@ -274,11 +274,12 @@ function pause(ms: number, signal: AbortSignal | undefined, socketPath: string):
       clearTimeout(timer);
       reject(abortedError(signal, `dial ${socketPath}`));
     };
+    let offAbort = () => {};
     const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
+      offAbort();
       resolve();
     }, ms);
     if (signal?.aborted) onAbort();
-    else signal?.addEventListener('abort', onAbort, { once: true });
+    else offAbort = whenAborted(signal, onAbort);
   });
 }

@@ -15,7 +15,7 @@
  * gRPC spec's http-grpc-status-mapping says, and a cap on the reply size.
  */
 import type { Socket } from 'node:net';
-import { abortedError } from '../common/index.js';
+import { abortedError, whenAborted } from '../common/index.js';
 import { connectH2Socket, H2Connection, type HeaderMap, type StreamEnd } from './h2-connection.js';
 import { ErrorCode, requestHeaderBlock, unaryRequestFrames } from './h2-frames.js';
 
@@ -96,6 +96,9 @@ export type ConnectAttempt =
  */
 function ignoreError(): void {}
 
+/** What a call without a signal (or settled before it listened) takes back. */
+const NO_ABORT_LISTENER = (): void => {};
+
 /**
  * One connect() to `socketPath`. A refusal, a missing file or not-a-socket is
  * `failed`: nothing will answer. A full backlog (EAGAIN) is `transient`.
@@ -107,9 +110,10 @@ export function connectSocket(
 ): Promise<ConnectAttempt> {
   return new Promise((resolve, reject) => {
     const socket: Socket = connectH2Socket(socketPath);
+    let offAbort = NO_ABORT_LISTENER;
     const done = (result: ConnectAttempt | Error) => {
       clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
+      offAbort();
       socket.removeListener('error', onError);
       socket.removeListener('connect', onConnect);
       if (result instanceof Error || result.kind !== 'connected') socket.destroy();
@@ -128,7 +132,7 @@ export function connectSocket(
     socket.once('error', onError);
     socket.once('connect', onConnect);
     if (signal?.aborted) onAbort();
-    else signal?.addEventListener('abort', onAbort, { once: true });
+    else offAbort = whenAborted(signal, onAbort);
   });
 }
 
@@ -149,11 +153,12 @@ export function startSession(
 ): Promise<SessionAttempt> {
   return new Promise((resolve, reject) => {
     let settled = false;
+    let offAbort = NO_ABORT_LISTENER;
     const finish = (result: SessionAttempt | Error) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
+      offAbort();
       socket.removeListener('close', onClose);
       if (result instanceof Error || result.kind !== 'ready') {
         session?.destroy();
@@ -178,7 +183,7 @@ export function startSession(
     firstCall?.(opened);
     socket.uncork();
     if (signal?.aborted) onAbort();
-    else signal?.addEventListener('abort', onAbort, { once: true });
+    else offAbort = whenAborted(signal, onAbort);
   });
 }
 
@@ -272,11 +277,12 @@ export function openUnaryCall(
     let received = 0;
     let announced: number | undefined;
     let firstChunk: Buffer | undefined;
+    let offAbort = NO_ABORT_LISTENER;
     const finish = (result: Buffer | Error) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
+      offAbort();
       if (result instanceof Error) {
         if (streamId !== undefined) session.cancelStream(streamId);
         reject(result);
@@ -319,7 +325,7 @@ export function openUnaryCall(
       if (settled || timer !== undefined) return;
       timer = setTimeout(() => finish(new GrpcCallError(Status.DEADLINE_EXCEEDED, 'Deadline exceeded')), ms);
     };
-    options.signal?.addEventListener('abort', onAbort, { once: true });
+    offAbort = whenAborted(options.signal, onAbort);
     const block = requestHeaderBlock(path, grpcTimeout(options.timeoutMs));
     streamId = session.openStream((id) => unaryRequestFrames(id, block, request), {
       data: onData,
