@@ -112,7 +112,9 @@ export async function dialYoungSocket(
           young.dense !== undefined && Date.now() < denseUntil && retrying.count <= young.dense.whileAtMost;
         const scheduled = dense ? young.dense?.stepMs : young.delaysMs[retry++];
         if (scheduled === undefined) throw failure;
-        const wait = Math.max(scheduled, retrying.count / CROWD_PROBES_PER_MS);
+        // Whole milliseconds: node keeps one timer list per distinct duration, and a crowd's
+        // fractional waits each made a list of their own.
+        const wait = Math.ceil(Math.max(scheduled, retrying.count / CROWD_PROBES_PER_MS));
         await sleep(systemClock, wait, signal).catch(() => {});
         if (signal.aborted) throw abortedError(signal, `dial ${socketPath}`);
         const refusal = await probeConnect(socketPath);
