@@ -4,7 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DynamicTable, decodeBlock, encodeInteger, HpackError, STATIC_TABLE_SIZE } from './hpack.js';
+import {
+  DynamicTable,
+  decodeBlock,
+  encodeInteger,
+  HpackError,
+  HUFFMAN_MEMO_LIMITS,
+  STATIC_TABLE_SIZE,
+} from './hpack.js';
 import { HuffmanError, huffmanDecode, huffmanEncode } from './huffman.js';
 
 const hex = (text: string) => Buffer.from(text.replace(/\s+/g, ''), 'hex');
@@ -58,6 +65,36 @@ describe('hpack', () => {
     assert.deepEqual(encodeInteger(10, 5, 0), [10]);
     assert.deepEqual(encodeInteger(1337, 5, 0), [31, 154, 10]);
     assert.deepEqual(encodeInteger(42, 8, 0), [42]);
+  });
+
+  it('decodes repeated Huffman strings the same every time, past the memo of decoded ones', () => {
+    // A literal without indexing, new name: both strings Huffman-coded.
+    const literal = (name: string, value: string) => {
+      const n = huffmanEncode(name);
+      const v = huffmanEncode(value);
+      return Buffer.from([0x00, 0x80 | n.length, ...n, 0x80 | v.length, ...v]);
+    };
+    const decode = (block: Buffer) =>
+      decodeBlock(block, new DynamicTable(), 4096).map((f) => [f.name, f.value]);
+    const count = HUFFMAN_MEMO_LIMITS.entries * 3;
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < count; i++) {
+        assert.deepEqual(decode(literal('grpc-status', `${i}`)), [['grpc-status', `${i}`]]);
+      }
+    }
+    // Longer than the memo keeps: decoded each time, all the same.
+    const long = 'application/grpc+proto; charset=utf-8; a long value past the memo bound';
+    assert.ok(huffmanEncode(long).length > HUFFMAN_MEMO_LIMITS.codedBytes);
+    assert.deepEqual(decode(literal('content-type', long)), [['content-type', long]]);
+    assert.deepEqual(decode(literal('content-type', long)), [['content-type', long]]);
+  });
+
+  it('refuses a string that does not decode every time it comes (no memo of failures)', () => {
+    // 'a' (00011) padded with zeros: padding that is not a prefix of EOS.
+    const bad = Buffer.from([0x00, 0x81, 0b00011000, 0x81, 0b00011111]);
+    for (let i = 0; i < 2; i++) {
+      assert.throws(() => decodeBlock(bad, new DynamicTable(), 4096), HpackError);
+    }
   });
 
   it('follows the dynamic table across the three requests of RFC 7541 C.4 (Huffman)', () => {

@@ -186,12 +186,38 @@ function readString(block: Uint8Array, at: number): { value: string; next: numbe
   const end = next + length;
   if (end > block.length) throw new HpackError(`header string of ${length} bytes runs past the block`);
   try {
-    const value = huffman ? huffmanDecode(block.subarray(next, end)) : latin1(block, next, end);
+    const value = huffman ? memoHuffmanDecode(block, next, end) : latin1(block, next, end);
     return { value, next: end };
   } catch (err) {
     if (err instanceof HuffmanError) throw new HpackError(err.message);
     throw err;
   }
+}
+
+/**
+ * Decoded Huffman strings, by their coded octets. A plugin's replies repeat a
+ * few values on every new connection, and the peer's encoder codes them
+ * afresh on each (its dynamic table is per connection): grpc-go's
+ * "application/grpc", "grpc-status", "0". A start with 1,000 plugins decoded
+ * them bit by bit 1,000 times, about 30 ms of its CPU profile; a lookup is a
+ * short latin1 key and a Map get. Bounded: only strings of at most
+ * `codedBytes`, and the memo is emptied when it holds `entries`, so a peer
+ * that sends ever-new values costs a lookup each and a few KB at most.
+ */
+export const HUFFMAN_MEMO_LIMITS = Object.freeze({ codedBytes: 48, entries: 256 });
+
+const huffmanMemo = new Map<string, string>();
+
+function memoHuffmanDecode(block: Uint8Array, start: number, end: number): string {
+  if (end - start > HUFFMAN_MEMO_LIMITS.codedBytes) return huffmanDecode(block.subarray(start, end));
+  const key = latin1(block, start, end);
+  const known = huffmanMemo.get(key);
+  if (known !== undefined) return known;
+  // A string that does not decode throws here, every time: only decoded values are kept.
+  const value = huffmanDecode(block.subarray(start, end));
+  if (huffmanMemo.size >= HUFFMAN_MEMO_LIMITS.entries) huffmanMemo.clear();
+  huffmanMemo.set(key, value);
+  return value;
 }
 
 /** The octets [start, end) of `block` as a latin1 string, without copying them first. */
