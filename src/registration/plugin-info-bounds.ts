@@ -89,8 +89,7 @@ function textProblem(field: string, value: string, maxBytes: number): string | u
   }
   // A lone surrogate cannot come from valid UTF-8; it can from a library caller. (isWellFormed:
   // a round trip through a Buffer cost a copy each way for every field of every registration.)
-  if (!value.isWellFormed())
-    return `${field} ${clip(value)} is not valid Unicode`;
+  if (!value.isWellFormed()) return `${field} ${clip(value)} is not valid Unicode`;
   return undefined;
 }
 
