@@ -21,7 +21,12 @@ import {
   waitFor,
 } from '../testing/index.js';
 import { createOperationExecutor } from './operation-executor.js';
-import type { ExecutorTimeouts, OperationEvent, OperationExecutor } from './types.js';
+import type {
+  ExecutorTimeouts,
+  OperationEvent,
+  OperationExecutor,
+  OperationExecutorOptions,
+} from './types.js';
 
 const VERSIONS = ['v1beta1', 'v1beta2'];
 
@@ -97,6 +102,32 @@ async function silentListener(t: TestContext, path: string): Promise<{ connectio
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
   return { connections };
+}
+
+/** An executor on a fake clock, without young-socket retries (a refusal fails the attempt at once). */
+function onFakeClock(t: TestContext, options: Partial<OperationExecutorOptions>) {
+  const dir = createTempDir();
+  const clock = new FakeClock();
+  const executor = createOperationExecutor({
+    clock,
+    logger: silentLogger,
+    dial: dialRegistration,
+    youngSocketRetry: false,
+    ...options,
+  });
+  t.after(async () => {
+    await executor.stop();
+    dir.remove();
+  });
+  return { dir, clock, executor, asw: createActualStateOfWorld() };
+}
+
+/** Waits until `n` attempts on `path` have settled and none is running; resolves with its status. */
+function attemptsSettled(executor: OperationExecutor, path: string, n: number) {
+  return waitFor(`${n} attempts on ${path} settled`, () => {
+    const status = executor.status(path);
+    return !executor.isPending(path) && (status?.attempts ?? 0) >= n ? status : undefined;
+  });
 }
 
 function refusal(fn: () => void): unknown {
@@ -402,31 +433,17 @@ describe('register operation against a real plugin', () => {
   });
 
   it('a socket that refused its last attempt is probed before the next dial: a refusal costs no dial, a listener gets one', async (t) => {
-    const dir = createTempDir();
     let dials = 0;
     // The default backoff (the map remembers the last failure), on a fake clock this test advances.
-    const clock = new FakeClock();
-    const executor = createOperationExecutor({
-      clock,
-      logger: silentLogger,
+    const { dir, clock, executor, asw } = onFakeClock(t, {
       dial: (socketPath, options) => {
         dials += 1;
         return dialRegistration(socketPath, options);
       },
-      youngSocketRetry: false,
     });
-    t.after(async () => {
-      await executor.stop();
-      dir.remove();
-    });
-    const asw = createActualStateOfWorld();
     const path = dir.join('later.sock');
     await createStaleSocket(path);
-    const settled = (n: number) =>
-      waitFor(`${n} attempts settled`, () => {
-        const status = executor.status(path);
-        return !executor.isPending(path) && (status?.attempts ?? 0) >= n ? status : undefined;
-      });
+    const settled = (n: number) => attemptsSettled(executor, path, n);
     const handlers = handlersOf({ DevicePlugin: new RecordingHandler() });
     executor.registerPlugin(path, generation('g'), handlers, asw);
     await settled(1);
@@ -447,30 +464,15 @@ describe('register operation against a real plugin', () => {
   });
 
   it('a stale file that still refuses its retry fails it without waiting for a handshake slot', async (t) => {
-    const dir = createTempDir();
-    const clock = new FakeClock();
     // One handshake slot, held for as long as this test lasts by a plugin that never speaks HTTP/2.
-    const executor = createOperationExecutor({
-      clock,
-      logger: silentLogger,
-      dial: dialRegistration,
+    const { dir, clock, executor, asw } = onFakeClock(t, {
       timeouts: { dialMs: 600_000 },
       maxConcurrentRegistrations: 1,
       slotBudgets: { handshakeMs: 600_000 },
-      youngSocketRetry: false,
     });
-    t.after(async () => {
-      await executor.stop();
-      dir.remove();
-    });
-    const asw = createActualStateOfWorld();
     const stale = dir.join('stale.sock');
     await createStaleSocket(stale);
-    const attempts = (n: number) =>
-      waitFor(`${n} attempts of the stale file settled`, () => {
-        const status = executor.status(stale);
-        return !executor.isPending(stale) && (status?.attempts ?? 0) >= n ? status : undefined;
-      });
+    const attempts = (n: number) => attemptsSettled(executor, stale, n);
     executor.registerPlugin(stale, generation('g'), handlersOf({}), asw);
     await attempts(1);
 
