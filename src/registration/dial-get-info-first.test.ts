@@ -5,6 +5,7 @@
  * that does not wait for the server's SETTINGS can get past.
  */
 import assert from 'node:assert/strict';
+import { stat } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { type TestContext, test } from 'node:test';
@@ -29,8 +30,11 @@ const info = {
 interface Behaviour {
   /** Sends its SETTINGS only once the GetInfo call has arrived (a client that waits for them never gets there). */
   settingsAfterCall: boolean;
-  /** Per connection, by its index: `close` drops it once the call has arrived, `silent` never answers the call. */
-  onCall?: (connection: number) => 'answer' | 'close' | 'silent';
+  /**
+   * Per connection, by its index: `close` drops it once the call has arrived, `silent` never
+   * answers the call, `hold` answers when the test calls `release()`.
+   */
+  onCall?: (connection: number) => 'answer' | 'close' | 'silent' | 'hold';
 }
 
 interface RawServer {
@@ -38,6 +42,8 @@ interface RawServer {
   connections: number;
   /** GetInfo calls read, over all connections. */
   getInfoCalls: number;
+  /** Writes the held reply (`hold`), synchronously into the client's receive buffer. */
+  release?: () => void;
 }
 
 /** GetInfo's reply: response headers, the length-prefixed PluginInfo, then trailers with grpc-status 0. */
@@ -97,6 +103,7 @@ async function serveRaw(t: TestContext, behaviour: Behaviour): Promise<RawServer
         }
         if (behaviour.settingsAfterCall) socket.write(frame(FrameType.SETTINGS, 0, 0));
         if (what === 'answer') socket.write(getInfoReply(streamId));
+        if (what === 'hold') state.release = () => socket.write(getInfoReply(streamId));
       }
     });
   });
@@ -183,4 +190,29 @@ test('an early call the signal aborts rejects getInfo() with BERTH_ABORTED', asy
   await waitFor('the early call to reach the server', () => server.getInfoCalls === 1, { timeoutMs: 10_000 });
   controller.abort();
   await assert.rejects(pending, (err: unknown) => isBerthError(err, 'BERTH_ABORTED'));
+});
+
+test('a reply that arrived while the process was busy past the deadline is taken, not refused as late', async (t) => {
+  const server = await serveRaw(t, { settingsAfterCall: false, onCall: () => 'hold' });
+  const conn = await dialRegistration(server.path, { timeoutMs: 10_000, getInfoFirstMs: 60_000 });
+  t.after(() => conn.close());
+  await waitFor('the early call to reach the server', () => server.release !== undefined, {
+    timeoutMs: 10_000,
+  });
+  // In an I/O callback, as a storm's work is (the poll phase): the deadline is armed, the reply
+  // is written (the server is in this process; a unix socket write lands in the client's buffer
+  // at once), and the loop is held past the deadline. In the next turn the expired timer and the
+  // readable reply are both there, and timers run before the poll phase reads the reply.
+  const { answer } = await new Promise<{ answer: ReturnType<typeof conn.getInfo> }>((resolve) => {
+    stat(server.path, () => {
+      const pending = conn.getInfo({ timeoutMs: 20 });
+      server.release?.();
+      const busyUntil = performance.now() + 120;
+      while (performance.now() < busyUntil) {
+        // the busy turn
+      }
+      resolve({ answer: pending });
+    });
+  });
+  assert.deepEqual(await answer, info);
 });

@@ -321,9 +321,12 @@ export function openUnaryCall(
       finish(outcome ?? readMessage(Buffer.concat(end.body), options.maxResponseBytes));
     };
     const onAbort = () => finish(abortedError(options.signal, options.what));
+    const expire = () => finish(new GrpcCallError(Status.DEADLINE_EXCEEDED, 'Deadline exceeded'));
     armDeadline = (ms) => {
       if (settled || timer !== undefined) return;
-      timer = setTimeout(() => finish(new GrpcCallError(Status.DEADLINE_EXCEEDED, 'Deadline exceeded')), ms);
+      // The verdict waits for the next check phase: a reply that arrived while this process was
+      // busy is read in the poll phase between (timers run first in a turn), not refused as late.
+      timer = setTimeout(() => setImmediate(expire), ms);
     };
     offAbort = whenAborted(options.signal, onAbort);
     const block = requestHeaderBlock(path, grpcTimeout(options.timeoutMs));
