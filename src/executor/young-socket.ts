@@ -99,7 +99,7 @@ export async function dialYoungSocket(
     if (young === undefined || young === false || signal.aborted || !isConnectionRefused(failure))
       throw failure;
     const bornAt = socketBornAt(socketPath);
-    const isYoung = () => bornAt !== undefined && Date.now() - bornAt < young.ageMs;
+    const isYoung = () => youngAt(bornAt, young.ageMs);
     if (!isYoung()) throw failure;
     // While it still refuses, a retry is one plain connect(): no HTTP/2 session, no slot.
     const retrying = deps.retrying ?? { count: 0 };
@@ -133,8 +133,12 @@ export async function dialYoungSocket(
  */
 export function isYoungSocket(socketPath: string, young: YoungSocketRetry | false | undefined): boolean {
   if (young === undefined || young === false) return false;
-  const bornAt = socketBornAt(socketPath);
-  return bornAt !== undefined && Date.now() - bornAt < young.ageMs;
+  return youngAt(socketBornAt(socketPath), young.ageMs);
+}
+
+/** A file bound at `bornAt` (wall clock ms) is younger than `ageMs` now. */
+function youngAt(bornAt: number | undefined, ageMs: number): boolean {
+  return bornAt !== undefined && Date.now() - bornAt < ageMs;
 }
 
 /** The socket file's ctime (wall clock ms): when it was bound. Synchronous for the watcher's reason (inspect-path.ts). */

@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, lstatSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { test } from 'node:test';
 import { isBerthError } from '../common/index.js';
 import { connectedServer } from '../testing/harness/index.js';
-import { createStaleSocket, createTempDir } from '../testing/index.js';
+import { createStaleSocket, createTempDir, waitFor } from '../testing/index.js';
 import { dialRegistration } from './dial.js';
 import { createRegistrationServer } from './registration-server.js';
 
@@ -216,6 +217,29 @@ test('a listener that answers the fail-fast probe and then dies does not make th
   await assert.rejects(dialRegistration(path, { timeoutMs: 600_000 }), (err) => {
     assert.ok(isBerthError(err, 'BERTH_DIAL_FAILED'), String(err));
     assert.match(err.message, /ECONNREFUSED/);
+    return true;
+  });
+});
+
+test('a dial aborted while it waits to retry a listener that closed early rejects with BERTH_ABORTED at once', async (t) => {
+  const dir = createTempDir();
+  t.after(() => dir.remove());
+  const path = dir.join('closes.sock');
+  let accepted = 0;
+  // Accepts and closes: the dial takes it for a transient failure and waits before the next try.
+  const server = createServer((conn) => {
+    accepted += 1;
+    conn.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(path, resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const controller = new AbortController();
+  const dialling = dialRegistration(path, { timeoutMs: 600_000, signal: controller.signal });
+  await waitFor('the first connection to be closed', () => accepted >= 1);
+  controller.abort(new Error('shutting down'));
+  await assert.rejects(dialling, (err: unknown) => {
+    assert.ok(isBerthError(err, 'BERTH_ABORTED'), String(err));
+    assert.match(err.message, new RegExp(`dial ${path}`));
     return true;
   });
 });

@@ -14,7 +14,7 @@
  */
 
 import { resolve as resolvePath } from 'node:path';
-import { abortedError, BerthError, nextBackoffMs, whenAborted } from '../common/index.js';
+import { abortedError, BerthError, nextBackoffMs, sleep, systemClock } from '../common/index.js';
 import { UNIX_SOCKET_PATH_MAX_BYTES } from '../unix-grpc/unix-grpc-options.js';
 import { assertTimeout } from './call-deadline.js';
 import {
@@ -262,24 +262,10 @@ async function openWithRetries(
       case 'transient':
         last = attempt.failure.reason;
         if (Date.now() + delay >= deadline) throw timedOut(last, attempt.failure.cause);
-        await pause(delay, signal, socketPath);
+        await sleep(systemClock, delay, signal).catch(() => {
+          throw abortedError(signal, `dial ${socketPath}`);
+        });
         delay = nextBackoffMs(DIAL_RETRY_BACKOFF, delay);
     }
   }
-}
-
-function pause(ms: number, signal: AbortSignal | undefined, socketPath: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(abortedError(signal, `dial ${socketPath}`));
-    };
-    let offAbort = () => {};
-    const timer = setTimeout(() => {
-      offAbort();
-      resolve();
-    }, ms);
-    if (signal?.aborted) onAbort();
-    else offAbort = whenAborted(signal, onAbort);
-  });
 }
