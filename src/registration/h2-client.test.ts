@@ -11,7 +11,8 @@ import { runInNewContext } from 'node:vm';
 import { isBerthError } from '../common/index.js';
 import { createTempDir, waitFor } from '../testing/index.js';
 import { connectSocket, GrpcCallError, openSession, startSession, unaryCall } from './h2-client.js';
-import { connectH2Socket, type H2Connection } from './h2-connection.js';
+import type { H2Connection } from './h2-connection.js';
+import { connectPipeStream } from './pipe-stream.js';
 
 type Answer = (stream: ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => void;
 
@@ -324,7 +325,7 @@ test('a frame larger than the maximum frame size fails the connection instead of
 
 test('bytes read before a connection takes the socket over are kept for it (the shared read buffer)', async (t) => {
   const path = await serveH2(t, ok(grpcReply(Buffer.from([0x0a, 0x01, 0x42]))));
-  const socket = connectH2Socket(path);
+  const socket = connectPipeStream(path, () => {});
   t.after(() => socket.destroy());
   // The server's SETTINGS arrive, and other connections read into the same buffer meanwhile.
   await waitFor('the server SETTINGS read', () => socket.bytesRead > 0);

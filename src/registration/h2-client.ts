@@ -14,10 +14,10 @@
  * trailers-only response), HTTP status and RST_STREAM codes mapped as the
  * gRPC spec's http-grpc-status-mapping says, and a cap on the reply size.
  */
-import type { Socket } from 'node:net';
 import { abortedError, whenAborted } from '../common/index.js';
-import { connectH2Socket, H2Connection, type HeaderMap, type StreamEnd } from './h2-connection.js';
+import { H2Connection, type HeaderMap, type StreamEnd } from './h2-connection.js';
 import { ErrorCode, requestHeaderBlock, unaryRequestFrames } from './h2-frames.js';
+import { connectPipeStream, type PipeStream } from './pipe-stream.js';
 
 /** gRPC status codes by number (grpc/doc/statuscodes.md). */
 const STATUS_NAMES = [
@@ -83,21 +83,11 @@ const CLOSED_EARLY: ConnectFailure = {
 };
 
 export type ConnectAttempt =
-  | { kind: 'connected'; socket: Socket }
+  | { kind: 'connected'; socket: PipeStream }
   | Extract<SessionAttempt, { kind: 'failed' | 'transient' | 'timeout' }>;
 
-/**
- * A connected socket's error listener until HTTP/2 takes it over. Defined
- * here, not inline in `done`: a closure made there would keep the connect's
- * whole scope (its timer, the operation's AbortSignal, the promise) alive
- * for as long as the socket lives, which for a registered plugin is for good
- * (liveness holds the connection): about 1.5 KB per plugin, found in a heap
- * snapshot after a storm of 1,000.
- */
-function ignoreError(): void {}
-
 /** What a call without a signal (or settled before it listened) takes back. */
-const NO_ABORT_LISTENER = (): void => {};
+const NO_LISTENER = (): void => {};
 
 /**
  * One connect() to `socketPath`. A refusal, a missing file or not-a-socket is
@@ -109,28 +99,30 @@ export function connectSocket(
   signal?: AbortSignal,
 ): Promise<ConnectAttempt> {
   return new Promise((resolve, reject) => {
-    const socket: Socket = connectH2Socket(socketPath);
-    let offAbort = NO_ABORT_LISTENER;
+    let settled = false;
+    let offAbort = NO_LISTENER;
     const done = (result: ConnectAttempt | Error) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       offAbort();
-      socket.removeListener('error', onError);
-      socket.removeListener('connect', onConnect);
       if (result instanceof Error || result.kind !== 'connected') socket.destroy();
-      // Until someone starts HTTP/2 on it, an error is noticed as a destroyed socket.
-      else socket.on('error', ignoreError);
       if (result instanceof Error) reject(result);
       else resolve(result);
     };
-    const onAbort = () => done(abortedError(signal, `dial ${socketPath}`));
-    const onError = (err: NodeJS.ErrnoException) => {
+    // The stream keeps no reference to this callback once it has been called:
+    // a registered plugin's connection lives for good (liveness holds it), and
+    // must not keep the dial's scope (its timer, AbortSignal and promise).
+    const socket = connectPipeStream(socketPath, (err) => {
+      if (err === undefined) {
+        done({ kind: 'connected', socket });
+        return;
+      }
       const failure = { reason: describeConnectError(err), cause: err };
       done(err.code === 'EAGAIN' ? { kind: 'transient', failure } : { kind: 'failed', failure });
-    };
-    const onConnect = () => done({ kind: 'connected', socket });
+    });
+    const onAbort = () => done(abortedError(signal, `dial ${socketPath}`));
     const timer = setTimeout(() => done({ kind: 'timeout' }), timeoutMs);
-    socket.once('error', onError);
-    socket.once('connect', onConnect);
     if (signal?.aborted) onAbort();
     else offAbort = whenAborted(signal, onAbort);
   });
@@ -146,20 +138,21 @@ export function connectSocket(
  * result is not ready.
  */
 export function startSession(
-  socket: Socket,
+  socket: PipeStream,
   timeoutMs: number,
   signal?: AbortSignal,
   firstCall?: (session: H2Connection) => void,
 ): Promise<SessionAttempt> {
   return new Promise((resolve, reject) => {
     let settled = false;
-    let offAbort = NO_ABORT_LISTENER;
+    let offAbort = NO_LISTENER;
+    let offClose = NO_LISTENER;
     const finish = (result: SessionAttempt | Error) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       offAbort();
-      socket.removeListener('close', onClose);
+      offClose();
       if (result instanceof Error || result.kind !== 'ready') {
         session?.destroy();
         socket.destroy();
@@ -175,7 +168,7 @@ export function startSession(
       finish({ kind: 'transient', failure: CLOSED_EARLY });
       return;
     }
-    socket.once('close', onClose);
+    offClose = socket.onClose(onClose);
     // The preface and `firstCall`'s frames leave in one write.
     socket.cork();
     const opened = new H2Connection(socket, () => finish({ kind: 'ready', session: opened }));
@@ -277,7 +270,7 @@ export function openUnaryCall(
     let received = 0;
     let announced: number | undefined;
     let firstChunk: Buffer | undefined;
-    let offAbort = NO_ABORT_LISTENER;
+    let offAbort = NO_LISTENER;
     const finish = (result: Buffer | Error) => {
       if (settled) return;
       settled = true;

@@ -1,6 +1,6 @@
 /**
- * One client HTTP/2 connection on a unix socket, written against the raw
- * socket: the registration handshake's unary calls, then (handed over) the
+ * One client HTTP/2 connection on a unix socket, written against its bytes
+ * (pipe-stream.ts): the registration handshake's unary calls, then (handed over) the
  * liveness prober's idle connection with its probes (PINGs, and every third
  * a health-check call: see sendPing).
  *
@@ -15,7 +15,6 @@
  * connection window as it is consumed; our requests are far below the
  * server's initial window.
  */
-import { connect, type Socket } from 'node:net';
 import { DynamicTable, decodeBlock, HpackError } from '../hpack/index.js';
 import {
   CLIENT_HELLO,
@@ -33,45 +32,9 @@ import {
   SETTINGS_ACK,
   unaryRequestFrames,
 } from './h2-frames.js';
+import { connectPipeStream, type PipeStream } from './pipe-stream.js';
 
 export type HeaderMap = Record<string, string>;
-
-/**
- * One buffer for every connection's reads (net's `onread`): libuv reads into
- * it and the connection parses the bytes before the next read lands, so a
- * read allocates nothing (a Socket's own reads allocate 64 KiB each) and no
- * Readable stream runs. What outlives a read (a partial frame, a DATA
- * payload, a split header block) is copied out.
- */
-const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
-
-/** Where a socket opened by connectH2Socket delivers its reads: the connection, once one takes it over. */
-interface ReadRoute {
-  read: ((chunk: Buffer) => void) | undefined;
-  /** Bytes that arrived before a connection took the socket over (copied). */
-  early: Buffer[];
-}
-
-const routes = new WeakMap<Socket, ReadRoute>();
-
-/** connect() to a unix socket whose reads go straight to the H2Connection that takes it over. */
-export function connectH2Socket(path: string): Socket {
-  const route: ReadRoute = { read: undefined, early: [] };
-  const socket = connect({
-    path,
-    onread: {
-      buffer: READ_BUFFER,
-      callback: (bytes: number, buffer: Uint8Array) => {
-        const chunk = (buffer as Buffer).subarray(0, bytes);
-        if (route.read !== undefined) route.read(chunk);
-        else route.early.push(Buffer.from(chunk));
-        return true;
-      },
-    },
-  });
-  routes.set(socket, route);
-  return socket;
-}
 
 /** How one stream ended, for the unary call to judge. */
 export interface StreamEnd {
@@ -113,7 +76,7 @@ const EMPTY = new Uint8Array(0);
 const WINDOW_RETURN_BYTES = RECEIVE_WINDOW_BYTES / 2;
 
 export class H2Connection {
-  readonly #socket: Socket;
+  readonly #socket: PipeStream;
   #pending: Buffer | undefined;
   /** The HPACK decoder's table (at most 4 KiB: we never allow a larger one). */
   readonly #table = new DynamicTable();
@@ -141,29 +104,18 @@ export class H2Connection {
    * once, when the server's first SETTINGS frame arrives (proof that an
    * HTTP/2 server is there).
    */
-  constructor(socket: Socket, onSettings?: () => void) {
+  constructor(socket: PipeStream, onSettings?: () => void) {
     this.#socket = socket;
     this.#onSettings = onSettings;
-    socket.setNoDelay?.(true);
-    const route = routes.get(socket);
-    if (route === undefined) socket.on('data', (chunk: Buffer) => this.#read(chunk));
-    else {
-      route.read = (chunk) => this.#read(chunk);
-      // Replayed once the constructor has returned: `onSettings` may need the object it built.
-      const early = route.early.splice(0);
-      if (early.length > 0)
-        queueMicrotask(() => {
-          for (const chunk of early) this.#read(chunk);
-        });
-    }
-    socket.on('error', () => {}); // 'close' follows
-    socket.on('close', () => this.#lost('the connection closed'));
+    socket.setReader((chunk) => this.#read(chunk));
+    socket.onClose(() => this.#lost('the connection closed'));
     socket.write(CLIENT_HELLO);
   }
 
   /** Connects to `socketPath` and starts HTTP/2 without waiting for anything (liveness's own connections). */
   static connectIdle(socketPath: string): H2Connection {
-    const socket = connectH2Socket(socketPath);
+    // A failed connect closes the stream, and the connection is lost with it.
+    const socket = connectPipeStream(socketPath, ignoreConnectResult);
     socket.unref();
     const connection = new H2Connection(socket);
     connection.#held = true;
@@ -280,7 +232,7 @@ export class H2Connection {
     if (this.#closed) return;
     this.#socket.write(goaway(0, ErrorCode.NO_ERROR));
     this.#shut('the connection was closed by berth', false);
-    this.#socket.destroySoon();
+    this.#socket.end();
   }
 
   destroy(): void {
@@ -300,7 +252,7 @@ export class H2Connection {
     if (this.#closed) return;
     this.#socket.write(goaway(0, code));
     this.#shut(`the connection failed: ${why}`, true);
-    this.#socket.destroySoon();
+    this.#socket.end();
   }
 
   #shut(why: string, byPeer: boolean): void {
@@ -324,7 +276,22 @@ export class H2Connection {
     if (this.#goingAway && this.#streams.size === 0) this.#lost('the server sent GOAWAY');
   }
 
+  /**
+   * One read's frames. The replies they call for (SETTINGS and PING
+   * acknowledgements, a window update) leave in one write: grpc-go sends its
+   * SETTINGS, a PING and a whole reply in one chunk, and each write is a
+   * system call here and a wake-up of the plugin.
+   */
   #read(chunk: Buffer): void {
+    this.#socket.cork();
+    try {
+      this.#readFrames(chunk);
+    } finally {
+      this.#socket.uncork();
+    }
+  }
+
+  #readFrames(chunk: Buffer): void {
     let buffer = this.#pending === undefined ? chunk : Buffer.concat([this.#pending, chunk]);
     this.#pending = undefined;
     let at = 0;
@@ -403,7 +370,7 @@ export class H2Connection {
     const stream = this.#streams.get(streamId);
     if (stream === undefined) return;
     if (body.length > 0) {
-      // Copied out of the shared read buffer (connectH2Socket): the stream keeps it.
+      // Copied out of the shared read buffer (pipe-stream.ts): the stream keeps it.
       const kept = Buffer.from(body);
       stream.body.push(kept);
       stream.sink.data(kept);
@@ -545,6 +512,8 @@ export class H2Connection {
     else this.#peerClosed();
   }
 }
+
+function ignoreConnectResult(): void {}
 
 /** A frame's payload without its padding (and `skip` bytes of priority fields); undefined when the padding overruns it. */
 function unpad(flags: number, payload: Buffer, skip: number): Buffer | undefined {

@@ -1,4 +1,5 @@
 import { getSystemErrorName } from 'node:util';
+import { type PipeBinding, pipeBinding } from './pipe-binding.js';
 
 /**
  * One connect() to a unix socket through node's own pipe binding, closed at
@@ -12,46 +13,11 @@ import { getSystemErrorName } from 'node:util';
  * of times a second, and the probe's cost is what bounds how often a crowd
  * of them can be asked (executor/young-socket.ts).
  *
- * The binding is node's internal `pipe_wrap` (the one `net` uses), reached
- * through `process.binding`, which node documents as deprecated (DEP0111)
- * but keeps in its allow-list. If it is not there or not of the shape used
- * here (another node, the permission model), `rawUnixConnect` is undefined
- * and callers use `net.connect`.
+ * The binding is node's internal `pipe_wrap` (pipe-binding.ts). If it is not
+ * there or not of the shape used here (another node, the permission model),
+ * `rawUnixConnect` is undefined and callers use `net.connect`.
  */
 export type RawUnixConnect = (socketPath: string, timeoutMs?: number) => Promise<string | undefined>;
-
-interface PipeHandle {
-  connect(request: ConnectRequest, path: string): number;
-  close(): void;
-}
-
-interface ConnectRequest {
-  oncomplete: ((status: number) => void) | undefined;
-  address: string;
-}
-
-interface PipeBinding {
-  Pipe: new (type: number) => PipeHandle;
-  PipeConnectWrap: new () => ConnectRequest;
-  constants: { SOCKET: number };
-}
-
-function loadPipeBinding(): PipeBinding | undefined {
-  try {
-    const binding = (process as unknown as { binding(name: string): Partial<PipeBinding> }).binding(
-      'pipe_wrap',
-    );
-    if (
-      typeof binding.Pipe !== 'function' ||
-      typeof binding.PipeConnectWrap !== 'function' ||
-      typeof binding.constants?.SOCKET !== 'number'
-    )
-      return undefined;
-    return binding as PipeBinding;
-  } catch {
-    return undefined;
-  }
-}
 
 function rawConnectWith(binding: PipeBinding): RawUnixConnect {
   const { Pipe, PipeConnectWrap, constants } = binding;
@@ -91,7 +57,7 @@ function rawConnectWith(binding: PipeBinding): RawUnixConnect {
   };
 }
 
-const binding = loadPipeBinding();
+const binding = pipeBinding;
 
 /**
  * The raw connect, or undefined where node's pipe binding is not available

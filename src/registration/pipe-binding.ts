@@ -1,0 +1,82 @@
+/**
+ * Node's own unix-socket bindings (`pipe_wrap` and `stream_wrap`, the ones
+ * `net` is built on), reached through `process.binding`, which node
+ * documents as deprecated (DEP0111, documentation-only) but keeps in its
+ * allow-list. Used where a `net.Socket` costs more than the work it carries:
+ * the connect probes (raw-unix-connect.ts) and the registration handshake's
+ * connections (pipe-stream.ts).
+ *
+ * Every use checks the shape it needs when the module loads; a node whose
+ * bindings are missing or differ (another version, the permission model)
+ * gets undefined here, and callers fall back to `net`.
+ */
+
+export interface PipeHandle {
+  connect(request: ConnectRequest, path: string): number;
+  readStart(): number;
+  readStop(): number;
+  useUserBuffer(buffer: Uint8Array): void;
+  writeBuffer(request: WriteRequest, data: Uint8Array): number;
+  writev(request: WriteRequest, chunks: Uint8Array[], allBuffers: boolean): number;
+  close(callback?: () => void): void;
+  ref(): void;
+  unref(): void;
+  /**
+   * Called by libuv with the byte count (or error) in
+   * streamBaseState[kReadBytesOrError]. Node's setter aborts the process on
+   * anything but a function: never unset it.
+   */
+  onread: (arrayBuffer: ArrayBuffer | undefined) => unknown;
+}
+
+export interface ConnectRequest {
+  oncomplete: ((status: number) => void) | undefined;
+  address: string;
+}
+
+export interface WriteRequest {
+  handle: PipeHandle;
+  oncomplete: ((status: number) => void) | undefined;
+  /** Keeps what is being written alive until an asynchronous write completes. */
+  buffer: unknown;
+}
+
+export interface PipeBinding {
+  Pipe: new (type: number) => PipeHandle;
+  PipeConnectWrap: new () => ConnectRequest;
+  constants: { SOCKET: number };
+}
+
+export interface StreamBinding {
+  WriteWrap: new () => WriteRequest;
+  /** Shared with libuv: a read's byte count, whether the last write went asynchronous. */
+  streamBaseState: Int32Array;
+  kReadBytesOrError: number;
+  kLastWriteWasAsync: number;
+}
+
+function load<T>(name: string, check: (binding: Partial<T>) => boolean): T | undefined {
+  try {
+    const binding = (process as unknown as { binding(name: string): Partial<T> }).binding(name);
+    return check(binding) ? (binding as T) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export const pipeBinding: PipeBinding | undefined = load<PipeBinding>(
+  'pipe_wrap',
+  (b) =>
+    typeof b.Pipe === 'function' &&
+    typeof b.PipeConnectWrap === 'function' &&
+    typeof b.constants?.SOCKET === 'number',
+);
+
+export const streamBinding: StreamBinding | undefined = load<StreamBinding>(
+  'stream_wrap',
+  (b) =>
+    typeof b.WriteWrap === 'function' &&
+    b.streamBaseState instanceof Int32Array &&
+    typeof b.kReadBytesOrError === 'number' &&
+    typeof b.kLastWriteWasAsync === 'number',
+);
