@@ -50,12 +50,24 @@ const DEFAULT_WINDOW_BYTES = 65_535;
 export function frame(type: number, flags: number, streamId: number, payload?: Uint8Array): Buffer {
   const length = payload?.length ?? 0;
   const out = Buffer.allocUnsafe(9 + length);
-  out.writeUIntBE(length, 0, 3);
-  out[3] = type;
-  out[4] = flags;
-  out.writeUInt32BE(streamId & 0x7fff_ffff, 5);
+  writeFrameHeader(out, 0, length, type, flags, streamId);
   if (payload !== undefined) out.set(payload, 9);
   return out;
+}
+
+/** A frame's 9-byte header at `at`: payload length, type, flags, stream id. */
+function writeFrameHeader(
+  out: Buffer,
+  at: number,
+  length: number,
+  type: number,
+  flags: number,
+  streamId: number,
+): void {
+  out.writeUIntBE(length, at, 3);
+  out[at + 3] = type;
+  out[at + 4] = flags;
+  out.writeUInt32BE(streamId & 0x7fff_ffff, at + 5);
 }
 
 function settingsPayload(settings: ReadonlyArray<readonly [number, number]>): Buffer {
@@ -128,8 +140,12 @@ const PATH = 4;
 const AUTHORITY = 1;
 const CONTENT_TYPE = 31;
 
-/** Per method path and deadline (the handshake's deadlines are fixed): the request block. */
-const requestBlocks = new Map<string, Buffer>();
+/**
+ * Per method path, then per deadline (the handshake's deadlines are fixed):
+ * the request block. Two levels, so a lookup builds no key string.
+ */
+const requestBlocks = new Map<string, Map<string, Buffer>>();
+let requestBlockCount = 0;
 
 /**
  * The HEADERS block of a gRPC unary request: POST, http, the method's path,
@@ -137,8 +153,8 @@ const requestBlocks = new Map<string, Buffer>();
  * it), the gRPC content type, `te: trailers` and the deadline.
  */
 export function requestHeaderBlock(path: string, grpcTimeout: string): Buffer {
-  const key = `${grpcTimeout} ${path}`;
-  let block = requestBlocks.get(key);
+  let byTimeout = requestBlocks.get(path);
+  let block = byTimeout?.get(grpcTimeout);
   if (block === undefined) {
     block = Buffer.concat([
       Buffer.from(encodeInteger(METHOD_POST, 7, 0x80)),
@@ -151,13 +167,32 @@ export function requestHeaderBlock(path: string, grpcTimeout: string): Buffer {
     ]);
     // The registration client calls a handful of methods with fixed
     // deadlines; other callers must not grow this without bound.
-    if (requestBlocks.size < 64) requestBlocks.set(key, block);
+    if (requestBlockCount < 64) {
+      if (byTimeout === undefined) {
+        byTimeout = new Map();
+        requestBlocks.set(path, byTimeout);
+      }
+      byTimeout.set(grpcTimeout, block);
+      requestBlockCount += 1;
+    }
   }
   return block;
 }
 
 /** The frames of one unary request: HEADERS, then the length-prefixed message in DATA frames, the last ending the stream. */
 export function unaryRequestFrames(streamId: number, block: Buffer, message: Uint8Array): Buffer {
+  // Every handshake request fits one DATA frame: built in one buffer, without a copy per frame.
+  if (5 + message.byteLength <= MAX_FRAME_BYTES && block.length <= MAX_FRAME_BYTES) {
+    const out = Buffer.allocUnsafe(9 + block.length + 9 + 5 + message.byteLength);
+    writeFrameHeader(out, 0, block.length, FrameType.HEADERS, Flag.END_HEADERS, streamId);
+    block.copy(out, 9);
+    const data = 9 + block.length;
+    writeFrameHeader(out, data, 5 + message.byteLength, FrameType.DATA, Flag.END_STREAM, streamId);
+    out[data + 9] = 0;
+    out.writeUInt32BE(message.byteLength, data + 10);
+    out.set(message, data + 14);
+    return out;
+  }
   const body = Buffer.allocUnsafe(5 + message.byteLength);
   body[0] = 0;
   body.writeUInt32BE(message.byteLength, 1);
