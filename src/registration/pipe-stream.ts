@@ -249,9 +249,9 @@ class RawPipeStream extends StreamBase {
     this.#corked = 0;
     if (this.#connected) this.#flush();
     this.#ending = true;
-    // Not connected yet: the connect's completion closes it (nothing was sent).
-    if (!this.#connected) this.#close();
-    else if (this.#inFlight === 0) this.#close();
+    // Not connected yet, nothing was sent: the queued writes go with it. Else
+    // what is in flight goes out first (#written closes after the last).
+    if (!this.#connected || this.#inFlight === 0) this.#close();
   }
 
   destroy(): void {
