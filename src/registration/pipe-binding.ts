@@ -80,3 +80,31 @@ export const streamBinding: StreamBinding | undefined = load<StreamBinding>(
     typeof b.kReadBytesOrError === 'number' &&
     typeof b.kLastWriteWasAsync === 'number',
 );
+
+/**
+ * Starts a connect on a new handle. Returns the handle, the request (whose
+ * `oncomplete` the caller sets before the loop turns: completion is never
+ * synchronous) and libuv's status: 0, or a negative errno for a connect that
+ * failed at once. Throws, with the handle closed, when the binding does not
+ * behave as it did when it was checked at load.
+ */
+export function startPipeConnect(
+  binding: PipeBinding,
+  path: string,
+): { handle: PipeHandle; request: ConnectRequest; status: number } {
+  const handle = new binding.Pipe(binding.constants.SOCKET);
+  const request = new binding.PipeConnectWrap();
+  request.address = path;
+  let status: number;
+  try {
+    status = handle.connect(request, path);
+  } catch (err) {
+    handle.close();
+    throw err;
+  }
+  if (typeof status !== 'number') {
+    handle.close();
+    throw new TypeError(`pipe_wrap connect returned ${typeof status}, not a status`);
+  }
+  return { handle, request, status };
+}

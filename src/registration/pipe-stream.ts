@@ -5,6 +5,7 @@ import {
   type PipeHandle,
   pipeBinding,
   type StreamBinding,
+  startPipeConnect,
   streamBinding,
 } from './pipe-binding.js';
 
@@ -172,31 +173,17 @@ class RawPipeStream extends StreamBase {
 
   constructor(bindings: { pipe: PipeBinding; stream: StreamBinding }, path: string, done: ConnectDone) {
     super();
-    const { Pipe, PipeConnectWrap, constants } = bindings.pipe;
     this.#state = bindings.stream.streamBaseState;
     this.#WriteWrap = bindings.stream.WriteWrap;
     this.#readBytes = bindings.stream.kReadBytesOrError;
     this.#lastAsync = bindings.stream.kLastWriteWasAsync;
-    const handle = new Pipe(constants.SOCKET);
-    this.#handle = handle;
     this.#done = done;
-    const request = new PipeConnectWrap();
-    request.address = path;
+    const { handle, request, status } = startPipeConnect(bindings.pipe, path);
+    this.#handle = handle;
     // No closure made here names `done`: the read callback made later must
     // not keep it (it holds the dialler's scope, and a registered plugin's
     // connection lives for good).
-    request.oncomplete = (status) => this.#connectDone(status, path);
-    let status: number;
-    try {
-      status = handle.connect(request, path);
-    } catch (err) {
-      handle.close();
-      throw err;
-    }
-    if (typeof status !== 'number') {
-      handle.close();
-      throw new TypeError(`pipe_wrap connect returned ${typeof status}, not a status`);
-    }
+    request.oncomplete = (result) => this.#connectDone(result, path);
     if (status !== 0) queueMicrotask(() => this.#connectDone(status, path));
   }
 

@@ -1,5 +1,5 @@
 import { getSystemErrorName } from 'node:util';
-import { type PipeBinding, pipeBinding } from './pipe-binding.js';
+import { type PipeBinding, pipeBinding, startPipeConnect } from './pipe-binding.js';
 
 /**
  * One connect() to a unix socket through node's own pipe binding, closed at
@@ -20,23 +20,9 @@ import { type PipeBinding, pipeBinding } from './pipe-binding.js';
 export type RawUnixConnect = (socketPath: string, timeoutMs?: number) => Promise<string | undefined>;
 
 function rawConnectWith(binding: PipeBinding): RawUnixConnect {
-  const { Pipe, PipeConnectWrap, constants } = binding;
   return (socketPath, timeoutMs) => {
-    // Made outside the promise so that a binding of another shape throws to the caller.
-    const handle = new Pipe(constants.SOCKET);
-    const request = new PipeConnectWrap();
-    request.address = socketPath;
-    let status: number;
-    try {
-      status = handle.connect(request, socketPath);
-    } catch (err) {
-      handle.close();
-      throw err;
-    }
-    if (typeof status !== 'number') {
-      handle.close();
-      throw new TypeError(`pipe_wrap connect returned ${typeof status}, not a status`);
-    }
+    // Started outside the promise so that a binding of another shape throws to the caller.
+    const { handle, request, status } = startPipeConnect(binding, socketPath);
     return new Promise((resolve) => {
       let settled = false;
       let timer: NodeJS.Timeout | undefined;
