@@ -8,8 +8,14 @@
  *
  * Every use checks the shape it needs when the module loads; a node whose
  * bindings are missing or differ (another version, the permission model)
- * gets undefined here, and callers fall back to `net`.
+ * gets undefined here, and callers fall back to `net`. `BERTH_NET_SOCKETS=1`
+ * in the environment makes them fall back on any node: the switch for a node
+ * whose bindings keep their shape but not their behaviour, which no check at
+ * load can see.
  */
+
+/** The environment variable that makes every plugin connection use `net`. */
+export const NET_SOCKETS_ENV = 'BERTH_NET_SOCKETS';
 
 export interface PipeHandle {
   connect(request: ConnectRequest, path: string): number;
@@ -56,6 +62,7 @@ export interface StreamBinding {
 }
 
 function load<T>(name: string, check: (binding: Partial<T>) => boolean): T | undefined {
+  if (process.env[NET_SOCKETS_ENV] === '1') return undefined;
   try {
     const binding = (process as unknown as { binding(name: string): Partial<T> }).binding(name);
     return check(binding) ? (binding as T) : undefined;

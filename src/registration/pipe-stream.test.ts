@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { createServer, type Server, type Socket } from 'node:net';
 import { describe, it, type TestContext } from 'node:test';
 import { createStaleSocket, createTempDir, waitFor } from '../testing/index.js';
@@ -194,4 +195,43 @@ describe('pipe streams: the registration connection without net.Socket', () => {
       });
     });
   }
+});
+
+describe('BERTH_NET_SOCKETS=1: every plugin connection on net, whatever the node', () => {
+  it('a child process with the switch uses net for the probe and the stream, and a registration round trip works', async (t) => {
+    const dir = createTempDir('berth-net-sockets-');
+    t.after(() => dir.remove());
+    const here = (name: string) => new URL(name, import.meta.url).href;
+    // The child imports the modules fresh, so the switch is read at their load.
+    const script = `
+      import { pipeStreamIsRaw } from ${JSON.stringify(here('./pipe-stream.js'))};
+      import { rawUnixConnect } from ${JSON.stringify(here('./raw-unix-connect.js'))};
+      import { dialRegistration } from ${JSON.stringify(here('./dial.js'))};
+      import { createRegistrationServer } from ${JSON.stringify(here('./registration-server.js'))};
+      const info = { type: 'T', name: 'n', endpoint: '', supportedVersions: ['v1'] };
+      const server = createRegistrationServer({ socketPath: ${JSON.stringify(dir.join('p.sock'))}, info });
+      await server.start();
+      const conn = await dialRegistration(server.socketPath, { timeoutMs: 10_000 });
+      const got = await conn.getInfo({ timeoutMs: 5_000 });
+      await conn.notifyRegistrationStatus({ pluginRegistered: true, error: '' }, { timeoutMs: 5_000 });
+      const status = await server.nextStatus();
+      conn.close();
+      await server.stop();
+      console.log(JSON.stringify({ raw: pipeStreamIsRaw(), probe: typeof rawUnixConnect, name: got.name, status }));
+    `;
+    const out = await new Promise<string>((resolve, reject) => {
+      execFile(
+        process.execPath,
+        ['--input-type=module', '-e', script],
+        { env: { ...process.env, BERTH_NET_SOCKETS: '1' }, timeout: 60_000 },
+        (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)),
+      );
+    });
+    assert.deepEqual(JSON.parse(out.trim().split('\n').at(-1) ?? ''), {
+      raw: false,
+      probe: 'undefined',
+      name: 'n',
+      status: { pluginRegistered: true, error: '' },
+    });
+  });
 });
