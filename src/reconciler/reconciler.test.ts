@@ -197,6 +197,29 @@ describe('reconciler wake-ups (berth: event-driven, not a 1 s loop)', () => {
     assert.deepEqual(handler.violations, []);
   });
 
+  it('a register refused as pending while the attempt ran leaves no refusal once the plugin is registered', async (t) => {
+    const { dsw, asw, handlers, reconciler, startPlugin } = setup(t);
+    let release!: () => void;
+    const handler = new RecordingHandler({ holdValidate: new Promise<void>((r) => (release = r)) });
+    handlers.add('DevicePlugin', handler);
+    reconciler.start();
+    const plugin = await startPlugin('p.sock', 'p');
+    dsw.addOrUpdatePlugin(plugin.socketPath);
+    await handler.waitForEvents((e) => e.includes('validate p'));
+    // A full pass while the attempt is mid-handshake: the path is not registered yet, so it is
+    // asked again and refused as pending.
+    reconciler.wake();
+    await waitFor(
+      'the pending refusal recorded',
+      () => reconciler.refusals().get(plugin.socketPath)?.code === 'BERTH_OPERATION_PENDING',
+    );
+    release();
+    await waitFor('registration', () => asw.pluginExists(plugin.socketPath));
+    // The settle touches the path: registered as wanted, so no refusal applies to it any more.
+    await waitFor('the stale refusal dropped', () => !reconciler.refusals().has(plugin.socketPath));
+    assert.deepEqual(handler.violations, []);
+  });
+
   it('the periodic resync still runs a pass', async (t) => {
     const { clock, reconciler } = setup(t);
     let passes = 0;

@@ -176,9 +176,13 @@ class IncrementalReconciler extends LifecycleComponent implements Reconciler {
       // Registered already, or an older generation is still registered here (its unregister settles first).
       if (!this.#asw.pluginExists(wanted.socketPath)) this.#register(wanted);
     }
-    // Forget refusals of sockets that are neither desired nor registered any more.
+    // Forget refusals of sockets that are neither desired nor registered any more, and of those
+    // registered as wanted (refused as pending while their attempt ran).
     for (const socketPath of this.#refusals.keys()) {
-      if (!desired.has(socketPath) && !registered.has(socketPath)) this.#forget(socketPath);
+      const wanted = desired.get(socketPath);
+      const actual = registered.get(socketPath);
+      if (wanted === undefined && actual === undefined) this.#forget(socketPath);
+      else if (wanted !== undefined && wanted.uuid === actual?.uuid) this.#refusals.delete(socketPath);
     }
   }
 
@@ -187,7 +191,11 @@ class IncrementalReconciler extends LifecycleComponent implements Reconciler {
     const wanted = this.#lookup(this.#dsw, socketPath);
     const actual = this.#lookup(this.#asw, socketPath);
     if (actual !== undefined) {
-      if (wanted !== undefined && wanted.uuid === actual.uuid) return;
+      if (wanted !== undefined && wanted.uuid === actual.uuid) {
+        // Registered as wanted: a refusal recorded while its attempt ran (pending) no longer applies.
+        this.#refusals.delete(socketPath);
+        return;
+      }
       this.#unregister(actual);
       // The unregister takes the entry out of the actual state as it starts; the register
       // attempt is then refused as pending (visible in refusals()) and retried when it settles.

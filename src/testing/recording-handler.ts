@@ -9,6 +9,8 @@ import type { PluginCallContext, PluginHandler, RegisterContext } from '../handl
 export interface RecordingHandlerBehaviour {
   /** validatePlugin throws this message. */
   failValidate?: string;
+  /** validatePlugin waits for this promise first (the attempt is then mid-handshake, not yet in the actual state). */
+  holdValidate?: Promise<void>;
   /** registerPlugin throws this message... */
   failRegister?: string;
   /** ...only this many more times (default: every time while failRegister is set). */
@@ -65,7 +67,8 @@ export class RecordingHandler implements PluginHandler {
     versions: string[],
     context: PluginCallContext,
   ): Promise<void> {
-    await this.#call({ op: 'validate', name, endpoint, versions: [...versions], context }, () => {
+    await this.#call({ op: 'validate', name, endpoint, versions: [...versions], context }, async () => {
+      await this.behaviour.holdValidate;
       if (this.behaviour.failValidate !== undefined) throw new Error(this.behaviour.failValidate);
       this.#state.set(name, 'validated');
     });
