@@ -157,10 +157,8 @@ abstract class StreamBase implements PipeStream {
 
 class RawPipeStream extends StreamBase {
   readonly #handle: PipeHandle;
-  readonly #state: Int32Array;
-  readonly #WriteWrap: StreamBinding['WriteWrap'];
-  readonly #readBytes: number;
-  readonly #lastAsync: number;
+  /** Node's stream binding: shared by every stream (one field, not four copies of its parts). */
+  readonly #stream: StreamBinding;
   /** Owed until the connect is done (not after destroy()). */
   #done: ConnectDone | undefined;
   #connected = false;
@@ -173,10 +171,7 @@ class RawPipeStream extends StreamBase {
 
   constructor(bindings: { pipe: PipeBinding; stream: StreamBinding }, path: string, done: ConnectDone) {
     super();
-    this.#state = bindings.stream.streamBaseState;
-    this.#WriteWrap = bindings.stream.WriteWrap;
-    this.#readBytes = bindings.stream.kReadBytesOrError;
-    this.#lastAsync = bindings.stream.kLastWriteWasAsync;
+    this.#stream = bindings.stream;
     this.#done = done;
     const { handle, request, status } = startPipeConnect(bindings.pipe, path);
     this.#handle = handle;
@@ -259,7 +254,7 @@ class RawPipeStream extends StreamBase {
 
   #send(one: Buffer | undefined, many: Buffer[] | undefined): void {
     if (this.#closed) return;
-    const request = new this.#WriteWrap();
+    const request = new this.#stream.WriteWrap();
     request.handle = this.#handle;
     request.buffer = null;
     request.oncomplete = (status) => this.#written(status);
@@ -271,7 +266,8 @@ class RawPipeStream extends StreamBase {
       this.#close(); // EPIPE, ECONNRESET: the peer is gone, and the close listeners hear of it
       return;
     }
-    if (this.#state[this.#lastAsync] !== 0) {
+    const { streamBaseState, kLastWriteWasAsync } = this.#stream;
+    if (streamBaseState[kLastWriteWasAsync] !== 0) {
       request.buffer = one ?? many; // held until libuv is done with it
       this.#inFlight += 1;
     }
@@ -283,7 +279,8 @@ class RawPipeStream extends StreamBase {
   }
 
   #onRead(): void {
-    const count = this.#state[this.#readBytes] as number;
+    const { streamBaseState, kReadBytesOrError } = this.#stream;
+    const count = streamBaseState[kReadBytesOrError] as number;
     if (count > 0) {
       if (!this.#closed) this.deliver(READ_BUFFER.subarray(0, count));
       return;
