@@ -25,7 +25,7 @@ import {
   LifecycleController,
   type LifecycleState,
 } from '../common/index.js';
-import { listenUnixGrpc, type UnixGrpcListener } from '../unix-grpc/index.js';
+import { listenUnixGrpc, shutdownUnixGrpc, type UnixGrpcListener } from '../unix-grpc/index.js';
 import { UNIX_SOCKET_PATH_MAX_BYTES } from '../unix-grpc/unix-grpc-options.js';
 import { ExampleResponseSchema as ExampleResponseV1beta1Schema } from './gen/example/v1beta1/example_pb.js';
 import { ExampleResponseSchema as ExampleResponseV1beta2Schema } from './gen/example/v1beta2/example_pb.js';
@@ -286,20 +286,8 @@ export class RegistrationServer implements Lifecycle {
     if (server === undefined) return;
     const listener = this.#listener;
     this.#listener = undefined;
-    void listener?.close();
-    await new Promise<void>((resolve) => {
-      // The deadline ends the stop whatever tryShutdown does: grpc-js never calls its callback
-      // when a session was destroyed (its client went away) but has not emitted 'close' yet
-      // (closeSession then registers nothing), and the stop would wait forever.
-      const force = setTimeout(() => {
-        server.forceShutdown();
-        resolve();
-      }, GRACEFUL_STOP_MS);
-      server.tryShutdown(() => {
-        clearTimeout(force);
-        resolve();
-      });
-    });
+    // Calls still running get GRACEFUL_STOP_MS to finish, then are cancelled.
+    await shutdownUnixGrpc(server, listener, GRACEFUL_STOP_MS);
     await this.#removeSocketFile();
   }
 

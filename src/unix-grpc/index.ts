@@ -5,3 +5,4 @@
  */
 
 export { listenUnixGrpc, type UnixGrpcListener } from './unix-grpc-server.js';
+export { shutdownUnixGrpc } from './unix-grpc-shutdown.js';

@@ -26,7 +26,7 @@ export interface UnixGrpcListener {
   readonly refused: number;
   /**
    * Stops accepting and removes the socket file (the server's calls go on;
-   * stop them with the gRPC server's tryShutdown / forceShutdown).
+   * stop them with shutdownUnixGrpc).
    * Resolves once the last connection has closed too. Idempotent.
    */
   close(): Promise<void>;

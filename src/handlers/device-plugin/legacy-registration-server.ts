@@ -11,7 +11,7 @@ import { connect } from 'node:net';
 import { isAbsolute, join, normalize } from 'node:path';
 import type { Server, ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
 import { BerthError, errorMessage, LifecycleComponent, type Logger, loadOnce } from '../../common/index.js';
-import { listenUnixGrpc, type UnixGrpcListener } from '../../unix-grpc/index.js';
+import { listenUnixGrpc, shutdownUnixGrpc, type UnixGrpcListener } from '../../unix-grpc/index.js';
 import { goQuote, goQuotedList } from '../go-format.js';
 import { isExtendedResourceName } from '../resource-name.js';
 import { LEGACY_SOCKET, SUPPORTED_DEVICE_PLUGIN_VERSIONS } from './device-plugin-options.js';
@@ -130,41 +130,19 @@ export class LegacyRegistrationServer extends LifecycleComponent {
     }
   }
 
-  protected override onStop(): Promise<void> {
+  protected override async onStop(): Promise<void> {
     // Only a socket this server bound is removed: when the start failed because another
     // process serves the path (a kubelet, another berth), that process keeps its socket file.
     const bound = this.#listener !== undefined;
-    return new Promise<void>((resolve) => {
-      // A Register still dialling its plugin gets a moment to finish, then is cut off. The
-      // timer holds the event loop: grpc-js may never call tryShutdown's callback (a session
-      // destroyed but not yet closed), and the stop must still end.
-      let done = false;
-      let force: NodeJS.Timeout | undefined;
-      const finish = () => {
-        if (done) return;
-        done = true;
-        clearTimeout(force);
-        if (bound) {
-          try {
-            unlinkSync(this.socketPath);
-          } catch {
-            // Already gone: closing the listener unlinks it.
-          }
-        }
-        resolve();
-      };
-      const server = this.#server;
-      void this.#listener?.close();
-      if (server === undefined) {
-        finish(); // no connection ever came: nothing to shut down
-        return;
+    // A Register still dialling its plugin gets a moment to finish, then is cut off.
+    await shutdownUnixGrpc(this.#server, this.#listener, CLOSE_GRACE_MS);
+    if (bound) {
+      try {
+        unlinkSync(this.socketPath);
+      } catch {
+        // Already gone: closing the listener unlinks it.
       }
-      force = setTimeout(() => {
-        server.forceShutdown();
-        finish();
-      }, CLOSE_GRACE_MS);
-      server.tryShutdown(finish);
-    });
+    }
   }
 }
 
