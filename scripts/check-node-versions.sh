@@ -33,47 +33,55 @@ fetch() { # major dir
   return 1
 }
 
-for major in $majors; do
-  dir=$work/$major
+# Fetches one node and builds its copy of the checkout (better-sqlite3 compiles for about 90 s).
+prepare() { # major
+  local major=$1 dir=$work/$1
   mkdir -p "$dir/repo"
   fetch "$major" "$dir"
-  bin=$dir/package/bin
-  echo "node $major: $("$bin/node" --version), V8 $("$bin/node" -p process.versions.v8)"
+  local bin=$dir/package/bin
   git ls-files -z | xargs -0 cp --parents -t "$dir/repo"
   cp -a dist "$dir/repo/dist"
   cp -al node_modules "$dir/repo/node_modules"
   # better-sqlite3 gets its own files before the build replaces its addon (not the links' targets).
   rm -rf "$dir/repo/node_modules/better-sqlite3"
   cp -a node_modules/better-sqlite3 "$dir/repo/node_modules/better-sqlite3"
-  [ -e ../shared ] && ln -s "$root/../shared" "$dir/shared"
-  (cd "$dir/repo" && PATH="$bin:$PATH" npm rebuild better-sqlite3 --nodedir="$dir/package" >"$dir/rebuild.log" 2>&1) || {
+  if [ -e ../shared ]; then ln -s "$root/../shared" "$dir/shared"; fi
+  if ! (cd "$dir/repo" && PATH="$bin:$PATH" npm rebuild better-sqlite3 --nodedir="$dir/package" >"$dir/rebuild.log" 2>&1); then
     echo "check-node-versions: better-sqlite3 did not build for node $major:" >&2
     tail -n 30 "$dir/rebuild.log" >&2
-    exit 1
-  }
-  (cd "$dir/repo" && PATH="$bin:$PATH" node -e "new (require('better-sqlite3'))(':memory:').close()") || {
-    echo "check-node-versions: better-sqlite3 does not load on node $major" >&2
-    exit 1
-  }
-done
-
-pids=()
-for major in $majors; do
-  dir=$work/$major
-  (cd "$dir/repo" && PATH="$dir/package/bin:$PATH" node scripts/run-tests.mjs >"$dir/tests.log" 2>&1) &
-  pids+=($!)
-done
-failed=0
-i=0
-for major in $majors; do
-  dir=$work/$major
-  if wait "${pids[$i]}"; then
-    echo "node $major: the suite passed ($(grep -E '^(# |ℹ )(tests|pass) ' "$dir/tests.log" | tr '\n' ' '))"
-  else
-    failed=1
-    echo "node $major: the suite FAILED" >&2
-    grep -E '^(# |ℹ )(tests|pass|fail) |^not ok|^✖' "$dir/tests.log" >&2 || tail -n 40 "$dir/tests.log" >&2
+    return 1
   fi
-  i=$((i + 1))
-done
-exit "$failed"
+  if ! (cd "$dir/repo" && PATH="$bin:$PATH" node -e "new (require('better-sqlite3'))(':memory:').close()"); then
+    echo "check-node-versions: better-sqlite3 does not load on node $major" >&2
+    return 1
+  fi
+  echo "node $major: $("$bin/node" --version), V8 $("$bin/node" -p process.versions.v8), ready"
+}
+
+# Prepares every major side by side, then runs every suite side by side.
+run_all() { # function
+  local pids=() major i=0 failed=0
+  for major in $majors; do
+    "$1" "$major" &
+    pids+=($!)
+  done
+  for major in $majors; do
+    wait "${pids[$i]}" || failed=1
+    i=$((i + 1))
+  done
+  return "$failed"
+}
+
+suite() { # major
+  local major=$1 dir=$work/$1
+  if (cd "$dir/repo" && PATH="$dir/package/bin:$PATH" node scripts/run-tests.mjs >"$dir/tests.log" 2>&1); then
+    echo "node $major: the suite passed ($(grep -E '^(# |ℹ )(tests|pass|fail) ' "$dir/tests.log" | tr '\n' ' '))"
+    return 0
+  fi
+  echo "node $major: the suite FAILED" >&2
+  grep -E '^(# |ℹ )(tests|pass|fail) |^not ok|^✖' "$dir/tests.log" >&2 || tail -n 40 "$dir/tests.log" >&2
+  return 1
+}
+
+run_all prepare
+run_all suite
