@@ -10,18 +10,11 @@ import http2 from 'node:http2';
 import { connect } from 'node:net';
 import { it } from 'node:test';
 import { Client, credentials, Metadata, Server, type ServiceError } from '@grpc/grpc-js';
+import { ECHO_METHOD } from '../testing/harness/index.js';
 import { createTempDir } from '../testing/index.js';
 import { listenUnixGrpc } from './unix-grpc-server.js';
 
-const echo = {
-  path: '/test.Echo/Say',
-  requestStream: false,
-  responseStream: false,
-  requestSerialize: (b: Buffer) => b,
-  requestDeserialize: (b: Buffer) => b,
-  responseSerialize: (b: Buffer) => b,
-  responseDeserialize: (b: Buffer) => b,
-} as const;
+const echo = ECHO_METHOD;
 
 /** One gRPC unary call over raw HTTP/2 with the given :authority (none when undefined). */
 function rawCall(socketPath: string, authority: string | undefined, payload: string): Promise<string> {

@@ -16,19 +16,12 @@ import {
   type ServiceError,
   type sendUnaryData,
 } from '@grpc/grpc-js';
+import { ECHO_METHOD } from '../testing/harness/index.js';
 import { createTempDir } from '../testing/index.js';
 import { listenUnixGrpc } from './unix-grpc-server.js';
 import { shutdownUnixGrpc } from './unix-grpc-shutdown.js';
 
-const echo = {
-  path: '/test.Echo/Say',
-  requestStream: false,
-  responseStream: false,
-  requestSerialize: (b: Buffer) => b,
-  requestDeserialize: (b: Buffer) => b,
-  responseSerialize: (b: Buffer) => b,
-  responseDeserialize: (b: Buffer) => b,
-} as const;
+const echo = ECHO_METHOD;
 
 /** A server whose calls wait until `answer` is called (never, unless the test does). */
 async function holdingServer(t: { after(fn: () => unknown): void }) {

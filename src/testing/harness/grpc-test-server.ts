@@ -33,6 +33,17 @@ export async function startGrpcTestServer(
   return { socketPath, stop, [Symbol.asyncDispose]: stop };
 }
 
+/** A unary method of raw bytes, `/test.Echo/Say`: a service of one method for transport tests. */
+export const ECHO_METHOD = {
+  path: '/test.Echo/Say',
+  requestStream: false,
+  responseStream: false,
+  requestSerialize: (b: Buffer) => b,
+  requestDeserialize: (b: Buffer) => b,
+  responseSerialize: (b: Buffer) => b,
+  responseDeserialize: (b: Buffer) => b,
+} as const;
+
 /** A gRPC error with a status code, as a server handler passes it to its callback. */
 export function grpcServiceError(code: number, details: string): Error & { code: number; details: string } {
   return Object.assign(new Error(details), { code, details });

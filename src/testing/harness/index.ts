@@ -33,7 +33,12 @@ export {
   startEtcdCluster,
 } from './etcd-cluster.js';
 export { type EtcdServer, type EtcdServerOptions, startEtcdServer } from './etcd-server.js';
-export { type GrpcTestServer, grpcServiceError, startGrpcTestServer } from './grpc-test-server.js';
+export {
+  ECHO_METHOD,
+  type GrpcTestServer,
+  grpcServiceError,
+  startGrpcTestServer,
+} from './grpc-test-server.js';
 export { type RecordingServices, recordingServices } from './handler-services.js';
 export { topLevelJsonKeys } from './json-keys.js';
 export {
