@@ -63,6 +63,9 @@ interface EndReport {
   /** null from the Go registrar (no event loop). */
   eldP99Ms: number | null;
   eldMaxMs: number | null;
+  /** berth's event-loop thread: time on a CPU, and ready but waiting for one (null from the Go registrar). */
+  loopRunMs?: number | null;
+  loopWaitMs?: number | null;
   count: number;
 }
 
@@ -120,6 +123,14 @@ const median = (xs: number[]) => (xs.length === 0 ? Number.NaN : summarize(xs).p
 const range = (xs: number[], f: (x: number) => string) =>
   xs.length === 1 ? f(xs[0] as number) : `${f(median(xs))} (${f(Math.min(...xs))}–${f(Math.max(...xs))})`;
 
+/** The event-loop thread's run and run-queue wait over the storms (medians), or a dash. */
+function loopShare(rs: readonly StormResult[]): string {
+  const run = rs.map((r) => r.loopRunMs).filter((x): x is number => typeof x === 'number');
+  const wait = rs.map((r) => r.loopWaitMs).filter((x): x is number => typeof x === 'number');
+  if (run.length === 0 || wait.length === 0) return '—';
+  return `${sec(median(run))} / ${sec(median(wait))}`;
+}
+
 interface StormResult {
   /** NaN when not everything registered within STORM_TIMEOUT_MS. */
   timeMs: number;
@@ -132,6 +143,9 @@ interface StormResult {
   peakRssBytes: number;
   eldP99Ms: number | null;
   eldMaxMs: number | null;
+  /** The event-loop thread's time on a CPU and waiting for one over the storm (EndReport). */
+  loopRunMs: number | null;
+  loopWaitMs: number | null;
   /** Right after the storm (the deferred liveness connects and the storm's garbage fall here), then the window after it. */
   steady?: { cpuShare: number; rssBytes: number }[];
 }
@@ -183,6 +197,8 @@ async function storm(
       peakRssBytes: end.peakRssBytes,
       eldP99Ms: end.eldP99Ms,
       eldMaxMs: end.eldMaxMs,
+      loopRunMs: end.loopRunMs ?? null,
+      loopWaitMs: end.loopWaitMs ?? null,
     };
     if (steady) {
       result.steady = [];
@@ -443,6 +459,7 @@ export async function scaleBenchmark(): Promise<BenchSection> {
             rs.some((r) => r.eldP99Ms === null)
               ? '— (no event loop)'
               : `${formatMs(median(rs.map((r) => r.eldP99Ms ?? 0)))} / ${formatMs(Math.max(...rs.map((r) => r.eldMaxMs ?? 0)))}`,
+            loopShare(rs),
           ]);
           if (mode === 'berth' && warm !== undefined) {
             stormRows.push([
@@ -455,6 +472,7 @@ export async function scaleBenchmark(): Promise<BenchSection> {
               sec(warm.farmCpuMs),
               mib(warm.peakRssBytes),
               `${formatMs(warm.eldP99Ms ?? 0)} / ${formatMs(warm.eldMaxMs ?? 0)}`,
+              loopShare([warm]),
             ]);
             goals.push(
               goalRow(
@@ -508,6 +526,7 @@ export async function scaleBenchmark(): Promise<BenchSection> {
         'farm CPU',
         'peak RSS',
         'event-loop delay p99 / max',
+        'event loop: on a CPU / waiting for one',
       ],
       rows: stormRows,
     });

@@ -72,14 +72,26 @@ run_all() { # function
   return "$failed"
 }
 
+# The failing tests with their diagnostics: node 24's spec reporter lists them at the end, the TAP
+# of node 22 (not a terminal) gives each `not ok` a YAML block ending in `...`.
+failures() { # log
+  if grep -q '^✖ failing tests:' "$1"; then
+    sed -n '/^✖ failing tests:/,$p' "$1" | head -n 300
+  else
+    awk '/^ *not ok /{p=1} p{print; n++} /^ *\.\.\.$/{p=0} n>=300{exit}' "$1"
+  fi
+}
+
 suite() { # major
   local major=$1 dir=$work/$1
   if (cd "$dir/repo" && PATH="$dir/package/bin:$PATH" node scripts/run-tests.mjs >"$dir/tests.log" 2>&1); then
     echo "node $major: the suite passed ($(grep -E '^(# |ℹ )(tests|pass|fail) ' "$dir/tests.log" | tr '\n' ' '))"
     return 0
   fi
-  echo "node $major: the suite FAILED" >&2
-  grep -E '^(# |ℹ )(tests|pass|fail) |^not ok|^✖' "$dir/tests.log" >&2 || tail -n 40 "$dir/tests.log" >&2
+  local kept=${TMPDIR:-/tmp}/berth-node-$major-tests.log
+  cp "$dir/tests.log" "$kept"
+  echo "node $major: the suite FAILED ($(grep -E '^(# |ℹ )(tests|pass|fail) ' "$dir/tests.log" | tr '\n' ' '); whole log: $kept)" >&2
+  failures "$dir/tests.log" >&2
   return 1
 }
 

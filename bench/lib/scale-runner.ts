@@ -6,7 +6,7 @@
  *
  *   node scale-runner.js <berth|bare> <pluginsDir> <dataDir>
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { applyDaemonJitTuning } from '../../src/cli/jit-options.js';
@@ -31,6 +31,23 @@ let bare: BareRegistrar | undefined;
 const eld = monitorEventLoopDelay({ resolution: 5 });
 let cpuAtBegin = process.cpuUsage();
 let beganAt = now();
+
+/**
+ * This thread's time on a CPU and waiting in the run queue for one (ns), as
+ * the kernel counts them (/proc/thread-self/schedstat); undefined where it
+ * does not. The main thread runs berth's event loop: in a storm on two cores
+ * shared with the plugin farm, the wait is the time the loop was ready to
+ * run and the farm (or berth's own threads) held both cores.
+ */
+function schedstat(): { runNs: number; waitNs: number } | undefined {
+  try {
+    const [runNs, waitNs] = readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ').map(Number);
+    return runNs === undefined || waitNs === undefined ? undefined : { runNs, waitNs };
+  } catch {
+    return undefined;
+  }
+}
+let schedAtBegin = schedstat();
 
 async function start(): Promise<{ startedAt: number; readyAt: number }> {
   const startedAt = now();
@@ -97,11 +114,13 @@ async function run(command: Command): Promise<unknown> {
       eld.reset();
       if (command.eld !== false) eld.enable();
       cpuAtBegin = process.cpuUsage();
+      schedAtBegin = schedstat();
       beganAt = now();
       return { at: beganAt };
     case 'end': {
       eld.disable();
       const cpu = process.cpuUsage(cpuAtBegin);
+      const sched = schedstat();
       return {
         at: now(),
         windowMs: now() - beganAt,
@@ -110,6 +129,12 @@ async function run(command: Command): Promise<unknown> {
         rssBytes: process.memoryUsage().rss,
         eldP99Ms: eld.percentile(99) / 1e6,
         eldMaxMs: eld.max / 1e6,
+        loopWaitMs:
+          sched === undefined || schedAtBegin === undefined
+            ? null
+            : (sched.waitNs - schedAtBegin.waitNs) / 1e6,
+        loopRunMs:
+          sched === undefined || schedAtBegin === undefined ? null : (sched.runNs - schedAtBegin.runNs) / 1e6,
         count,
       };
     }
