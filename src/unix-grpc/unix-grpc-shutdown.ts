@@ -10,7 +10,7 @@ import type { UnixGrpcListener } from './unix-grpc-server.js';
  * the connections are closed or cancelled.
  *
  * It watches the connections, not tryShutdown's callback, which says nothing
- * reliable on either node berth runs on: on node 20 grpc-js never calls it
+ * reliable on the nodes berth runs on: on node 20 grpc-js never calls it
  * for a session destroyed but not yet closed, and on node 22 and 24 it calls
  * it at once, because node's HTTP/2 server closing marks every session closed
  * while their streams still run. A stop that trusted it there returned with a
