@@ -16,7 +16,7 @@ root=$(pwd)
 majors=${BERTH_NODE_MATRIX:-"22 24"}
 [ -d dist/src ] || { echo "check-node-versions: build first (npm run build)" >&2; exit 1; }
 
-work=$(mktemp -d /tmp/berth-node-versions-XXXXXX)
+work=$(mktemp -d "${TMPDIR:-/tmp}/berth-node-versions-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 fetch() { # major dir
@@ -41,7 +41,11 @@ prepare() { # major
   local bin=$dir/package/bin
   git ls-files -z | xargs -0 cp --parents -t "$dir/repo"
   cp -a dist "$dir/repo/dist"
-  cp -al node_modules "$dir/repo/node_modules"
+  # Hard links where the temp dir shares the checkout's file system, a copy where it does not.
+  cp -al node_modules "$dir/repo/node_modules" 2>/dev/null || {
+    rm -rf "$dir/repo/node_modules"
+    cp -a node_modules "$dir/repo/node_modules"
+  }
   # better-sqlite3 gets its own files before the build replaces its addon (not the links' targets).
   rm -rf "$dir/repo/node_modules/better-sqlite3"
   cp -a node_modules/better-sqlite3 "$dir/repo/node_modules/better-sqlite3"
