@@ -121,6 +121,13 @@ async function run(command: Command): Promise<unknown> {
       eld.disable();
       const cpu = process.cpuUsage(cpuAtBegin);
       const sched = schedstat();
+      const loop =
+        sched === undefined || schedAtBegin === undefined
+          ? { runMs: null, waitMs: null }
+          : {
+              runMs: (sched.runNs - schedAtBegin.runNs) / 1e6,
+              waitMs: (sched.waitNs - schedAtBegin.waitNs) / 1e6,
+            };
       return {
         at: now(),
         windowMs: now() - beganAt,
@@ -129,12 +136,8 @@ async function run(command: Command): Promise<unknown> {
         rssBytes: process.memoryUsage().rss,
         eldP99Ms: eld.percentile(99) / 1e6,
         eldMaxMs: eld.max / 1e6,
-        loopWaitMs:
-          sched === undefined || schedAtBegin === undefined
-            ? null
-            : (sched.waitNs - schedAtBegin.waitNs) / 1e6,
-        loopRunMs:
-          sched === undefined || schedAtBegin === undefined ? null : (sched.runNs - schedAtBegin.runNs) / 1e6,
+        loopRunMs: loop.runMs,
+        loopWaitMs: loop.waitMs,
         count,
       };
     }
