@@ -95,16 +95,21 @@ failed_files() { # log
 # that passes the second time is reported as flaky on that node, with the first failure printed
 # and its log kept, and does not (a regression fails every time: the three this check found when
 # it was written did). `npm test` on node 20 gets no rerun.
+# The suite's counts (tests, pass, fail) from its log, on one line.
+counts() { # log
+  grep -E '^(# |ℹ )(tests|pass|fail) ' "$1" | tr '\n' ' '
+}
+
 suite() { # major
   local major=$1 dir=$work/$1
   local bin=$dir/package/bin
   if (cd "$dir/repo" && PATH="$bin:$PATH" node scripts/run-tests.mjs >"$dir/tests.log" 2>&1); then
-    echo "node $major: the suite passed ($(grep -E '^(# |ℹ )(tests|pass|fail) ' "$dir/tests.log" | tr '\n' ' '))"
+    echo "node $major: the suite passed ($(counts "$dir/tests.log"))"
     return 0
   fi
   local kept=${TMPDIR:-/tmp}/berth-node-$major-tests.log
   cp "$dir/tests.log" "$kept"
-  echo "node $major: the suite FAILED ($(grep -E '^(# |ℹ )(tests|pass|fail) ' "$dir/tests.log" | tr '\n' ' '); whole log: $kept)" >&2
+  echo "node $major: the suite FAILED ($(counts "$dir/tests.log"); whole log: $kept)" >&2
   failures "$dir/tests.log" >&2
   local files
   files=$(failed_files "$dir/tests.log")
