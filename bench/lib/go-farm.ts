@@ -18,6 +18,7 @@ export async function startGoPluginFarm(): Promise<PluginFarm> {
           paths,
           type: options.type ?? 'BenchPlugin',
           gapMs: options.gapMs ?? 0,
+          getInfoDelayMs: options.getInfoDelayMs ?? 0,
         })
       ).readyAt,
     stale: (paths) => child.call('stale', { paths }),

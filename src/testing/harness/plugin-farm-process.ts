@@ -39,6 +39,8 @@ interface Served {
   notifyFalse: number;
   readyAt: number;
   firstNotifyTrueAt: number;
+  /** GetInfo answers this long after it arrived (a plugin starved of CPU, or a slow handler). */
+  getInfoDelayMs: number;
 }
 
 const sockets = new Map<string, Served>();
@@ -139,13 +141,19 @@ function handle(served: Served, stream: http2.ServerHttp2Stream, headers: http2.
       stream.end();
       return;
     }
-    stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
-    stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
-    stream.end(frame(reply));
+    const answer = () => {
+      if (stream.destroyed || stream.closed) return;
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+      stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
+      stream.end(frame(reply));
+    };
+    const delayed = path === '/pluginregistration.Registration/GetInfo' && served.getInfoDelayMs > 0;
+    if (delayed) setTimeout(answer, served.getInfoDelayMs);
+    else answer();
   });
 }
 
-function entry(path: string, type: string): Served {
+function entry(path: string, type: string, getInfoDelayMs = 0): Served {
   return {
     path,
     type,
@@ -159,6 +167,7 @@ function entry(path: string, type: string): Served {
     notifyFalse: 0,
     readyAt: 0,
     firstNotifyTrueAt: 0,
+    getInfoDelayMs,
   };
 }
 
@@ -170,8 +179,8 @@ function bind(path: string): PipeHandle {
 }
 
 /** bind(), wait `gapMs`, listen(): the order real gRPC servers use. */
-function serve(path: string, type: string, gapMs: number): Promise<void> {
-  const served = entry(path, type);
+function serve(path: string, type: string, gapMs: number, getInfoDelayMs: number): Promise<void> {
+  const served = entry(path, type, getInfoDelayMs);
   sockets.set(path, served);
   const pipe = bind(path);
   return new Promise((resolve, reject) => {
@@ -217,7 +226,7 @@ async function close(served: Served): Promise<void> {
 }
 
 type Command =
-  | { id: number; op: 'serve'; paths: string[]; type: string; gapMs: number }
+  | { id: number; op: 'serve'; paths: string[]; type: string; gapMs: number; getInfoDelayMs: number }
   | { id: number; op: 'stale'; paths: string[] }
   | { id: number; op: 'remove'; paths: string[] }
   | { id: number; op: 'dropConnections'; paths: string[] }
@@ -229,7 +238,9 @@ type Command =
 async function run(command: Command): Promise<unknown> {
   switch (command.op) {
     case 'serve':
-      await Promise.all(command.paths.map((path) => serve(path, command.type, command.gapMs)));
+      await Promise.all(
+        command.paths.map((path) => serve(path, command.type, command.gapMs, command.getInfoDelayMs)),
+      );
       return { readyAt: command.paths.map((path) => sockets.get(path)?.readyAt ?? 0) };
     case 'stale':
       for (const path of command.paths) {

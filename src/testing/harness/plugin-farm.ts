@@ -22,8 +22,14 @@ export interface FarmSocketStats {
  */
 export interface PluginFarm extends AsyncDisposable {
   readonly pid: number;
-  /** Serves `paths` (name = file name without .sock); resolves with each socket's listen time. */
-  serve(paths: string[], options?: { type?: string; gapMs?: number }): Promise<number[]>;
+  /**
+   * Serves `paths` (name = file name without .sock); resolves with each socket's listen time.
+   * `getInfoDelayMs`: each GetInfo is answered that long after it arrived.
+   */
+  serve(
+    paths: string[],
+    options?: { type?: string; gapMs?: number; getInfoDelayMs?: number },
+  ): Promise<number[]>;
   /** Leaves socket files that refuse connections (bound, never listening). */
   stale(paths: string[]): Promise<void>;
   /** Closes the servers and removes their socket files. */
@@ -79,6 +85,7 @@ export async function startPluginFarm(): Promise<PluginFarm> {
           paths,
           type: options.type ?? 'BenchPlugin',
           gapMs: options.gapMs ?? 0,
+          getInfoDelayMs: options.getInfoDelayMs ?? 0,
         })
       ).readyAt,
     stale: (paths) => call({ op: 'stale', paths }),
