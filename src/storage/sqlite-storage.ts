@@ -12,7 +12,15 @@ import { CorruptStateError } from './corrupt-state-error.js';
 import { openDatabase } from './open-database.js';
 import { migrate, readSchemaVersion, SCHEMA_VERSION } from './sqlite-migrations.js';
 import { createChangeWriter, readState, replaceState } from './sqlite-rows.js';
-import { applyWalBounds, checkHeader, diskFullError, isDiskFull, openReadOnlyCopy } from './sqlite-wal.js';
+import {
+  applyWalBounds,
+  checkHeader,
+  diskFullError,
+  isDiskFull,
+  openReadOnlyCopy,
+  syncWriteAheadLog,
+  WAL_AUTOCHECKPOINT_PAGES,
+} from './sqlite-wal.js';
 import { SqliteWriter } from './sqlite-writer.js';
 import {
   type ResolvedSqliteStorageOptions,
@@ -237,7 +245,7 @@ class SqliteStateStorage extends LifecycleComponent implements SqliteStorage {
       const rows =
         this.#writer.threadRunning || this.#readOnly !== undefined
           ? await this.#writer.apply(changes)
-          : this.#applyHere(db, changes);
+          : await this.#applyHere(db, changes);
       this.#stats.transactions += 1;
       this.#stats.changes += changes.length;
       this.#stats.rowsWritten += rows;
@@ -252,16 +260,31 @@ class SqliteStateStorage extends LifecycleComponent implements SqliteStorage {
   /**
    * No writer thread (before the first batch with `writerStart:
    * 'first-write'`, or after an idle pause, writerIdleStopMs): this batch is
-   * written on the main connection (one transaction, synchronous=FULL: a few
-   * milliseconds of blocked event loop) instead of waiting about 50 ms for a
-   * new thread, which starts now for the batches after it. Only this one
-   * batch: the thread counts as running from the moment it is asked for.
+   * written on the main connection instead of waiting about 50 ms for a new
+   * thread, which starts now for the batches after it. Only this one batch:
+   * the thread counts as running from the moment it is asked for.
+   *
+   * The commit leaves out its fsync (synchronous=NORMAL, no checkpoint: the
+   * thread's next commit makes one), and the log is synced off the event loop
+   * before the batch counts as written (syncWriteAheadLog). A FULL commit here
+   * blocked the loop for its fsync, which waits for the file system's journal:
+   * 15-55 ms at the start of a storm of 1,000, while the plugins' socket files
+   * were being created on the same disk (issue 20).
    */
-  #applyHere(db: Db, changes: readonly RegistryChange[]): number {
+  async #applyHere(db: Db, changes: readonly RegistryChange[]): Promise<number> {
     void this.#writer.start().catch(() => undefined);
     // Prepared once per connection (the file may have been replaced and reopened since).
     if (this.#writeHere?.db !== db) this.#writeHere = { db, write: db.transaction(createChangeWriter(db)) };
-    const rows = this.#writeHere.write(changes);
+    db.pragma('synchronous = NORMAL');
+    db.pragma('wal_autocheckpoint = 0');
+    let rows: number;
+    try {
+      rows = this.#writeHere.write(changes);
+    } finally {
+      db.pragma('synchronous = FULL');
+      db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+    }
+    await syncWriteAheadLog(this.path);
     this.#stats.inlineTransactions += 1;
     return rows;
   }
