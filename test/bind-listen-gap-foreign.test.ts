@@ -9,27 +9,14 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
-import { createPluginManager, type PluginManagerEvent } from '../src/plugin-manager/index.js';
 import { waitFor } from '../src/testing/index.js';
-import { FARM_KINDS, type FarmKind, openFarm } from './fixtures/plugin-farms.js';
+import { FARM_KINDS, type FarmKind, openFarm, startFarmManager } from './fixtures/plugin-farms.js';
 
 /** A plugin manager over an empty plugins directory of a farm; plugins appear after it started. */
 async function watching(t: TestContext, kind: FarmKind) {
   const opened = await openFarm(t, kind);
   if (opened === undefined) return undefined;
-  const events: PluginManagerEvent[] = [];
-  const manager = createPluginManager({
-    pluginsDir: opened.dir.join('plugins'),
-    liveness: { periodMs: 60_000, timeoutMs: 2_000, failureThreshold: 3 },
-    onEvent: (event) => events.push(event),
-  });
-  manager.addHandler('BenchPlugin', {
-    validatePlugin: async () => {},
-    registerPlugin: async () => {},
-    deRegisterPlugin: async () => {},
-  });
-  t.after(() => manager.stop());
-  await manager.start();
+  const { events } = await startFarmManager(t, opened.dir.join('plugins'));
   const registered = (path: string) =>
     waitFor(`${path} registered`, () =>
       events.some((e) => e.type === 'plugin-registered' && e.socketPath === path),

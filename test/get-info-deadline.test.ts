@@ -9,37 +9,17 @@
  * kubelet's 1 s fails.
  */
 import assert from 'node:assert/strict';
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import { DEFAULT_EXECUTOR_TIMEOUTS } from '../src/executor/index.js';
-import { createPluginManager, type PluginManagerEvent } from '../src/plugin-manager/index.js';
 import { dialRegistration } from '../src/registration/index.js';
 import { createTempDir, waitFor } from '../src/testing/index.js';
-import { FARM_KINDS, openFarm } from './fixtures/plugin-farms.js';
+import { FARM_KINDS, openFarm, startFarmManager } from './fixtures/plugin-farms.js';
 import { requirePythonGrpc, spawnPythonPlugin } from './fixtures/python-plugin.js';
 
 /** The kubelet's GetInfo deadline. */
 const KUBELET_GET_INFO_MS = 1_000;
 /** Slower than the kubelet's deadline, well within berth's. */
 const SLOW_MS = 1_500;
-
-/** A plugin manager over `pluginsDir` with the executor's default deadlines but `getInfoMs`. */
-async function startManager(t: TestContext, pluginsDir: string, getInfoMs?: number) {
-  const events: PluginManagerEvent[] = [];
-  const manager = createPluginManager({
-    pluginsDir,
-    ...(getInfoMs === undefined ? {} : { timeouts: { getInfoMs } }),
-    liveness: { periodMs: 60_000, timeoutMs: 2_000, failureThreshold: 3 },
-    onEvent: (event) => events.push(event),
-  });
-  manager.addHandler('BenchPlugin', {
-    validatePlugin: async () => {},
-    registerPlugin: async () => {},
-    deRegisterPlugin: async () => {},
-  });
-  t.after(() => manager.stop());
-  await manager.start();
-  return { manager, events };
-}
 
 it('the default GetInfo deadline is longer than the kubelet’s and than SLOW_MS', () => {
   assert.equal(DEFAULT_EXECUTOR_TIMEOUTS.getInfoMs, 5_000);
@@ -51,7 +31,7 @@ for (const kind of FARM_KINDS) {
     it('is registered with one GetInfo on one connection; under the kubelet’s 1 s it is not', async (t) => {
       const farm = await openFarm(t, kind);
       if (farm === undefined) return;
-      const berth = await startManager(t, farm.dir.join('plugins'));
+      const berth = await startFarmManager(t, farm.dir.join('plugins'));
       const [path] = (await farm.serve(['slow'], 0, SLOW_MS)) as [string];
       await waitFor('the slow plugin registered', () =>
         berth.events.some((e) => e.type === 'plugin-registered' && e.socketPath === path),
@@ -71,7 +51,9 @@ for (const kind of FARM_KINDS) {
 
       // The control: the same plugin, the kubelet's deadline.
       await farm.farm.reset();
-      const kubelet = await startManager(t, farm.dir.join('plugins'), KUBELET_GET_INFO_MS);
+      const kubelet = await startFarmManager(t, farm.dir.join('plugins'), {
+        timeouts: { getInfoMs: KUBELET_GET_INFO_MS },
+      });
       const failed = await waitFor('an attempt failed at the deadline', () =>
         kubelet.events.find((e) => e.type === 'failed' && e.socketPath === path),
       );
