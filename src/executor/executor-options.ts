@@ -33,13 +33,13 @@ export interface YoungSocketRetry {
 /**
  * The executor's defaults, in one place (the daemon's config schema imports them).
  *
- * GetInfo gets 5 s, the kubelet's 1 s for Notify, not its 1 s for GetInfo
+ * GetInfo gets 5 s (the kubelet's deadline for Notify), not the kubelet's 1 s
  * (kubernetes/kubernetes#127457: "1 second ... flakes are easy to imagine"). A
  * call past its deadline is asked again on a fresh connection, and a plugin
  * starved of CPU (a node booting, a storm of registrations) then answers a
  * call nobody waits for and is asked again while still starved. In three
  * storms of 5,000 Go plugins with 500 stale files on two cores, 83 calls
- * failed at a 1 s deadline; with 5 s none did, and 388 were answered after
+ * failed at a 1 s deadline (133 in another run); with 5 s none did, and 388 were answered after
  * more than 1 s, the slowest after 2.99 s (bench/results.md). On a unix
  * socket a plugin that died closes the connection, which fails the call at
  * once: only a stopped, hung or starved plugin reaches this deadline, and a
