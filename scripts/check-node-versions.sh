@@ -91,15 +91,15 @@ failed_files() { # log
   failures "$1" | grep -oE 'dist/[A-Za-z0-9_./-]+\.test\.js' | sort -u
 }
 
-# A suite that fails reruns its failing files once. A file that fails again fails the check; one
-# that passes the second time is reported as flaky on that node, with the first failure printed
-# and its log kept, and does not (a regression fails every time: the three this check found when
-# it was written did). `npm test` on node 20 gets no rerun.
 # The suite's counts (tests, pass, fail) from its log, on one line.
 counts() { # log
   grep -E '^(# |ℹ )(tests|pass|fail) ' "$1" | tr '\n' ' '
 }
 
+# A suite that fails reruns its failing files once. A file that fails again fails the check; one
+# that passes the second time is reported as flaky on that node, with the first failure printed
+# and its log kept, and does not (a regression fails every time: the three this check found when
+# it was written did). `npm test` on node 20 gets no rerun.
 suite() { # major
   local major=$1 dir=$work/$1
   local bin=$dir/package/bin

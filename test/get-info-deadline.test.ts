@@ -28,7 +28,7 @@ it('the default GetInfo deadline is longer than the kubelet’s and than SLOW_MS
 
 for (const kind of FARM_KINDS) {
   describe(`a plugin slower to answer GetInfo than the kubelet's 1 s (${kind} plugins)`, () => {
-    it('is registered with one GetInfo on one connection; under the kubelet’s 1 s it is not', async (t) => {
+    it('is registered with one GetInfo and its connection held; under the kubelet’s 1 s it is not', async (t) => {
       const farm = await openFarm(t, kind);
       if (farm === undefined) return;
       const berth = await startFarmManager(t, farm.dir.join('plugins'));
