@@ -2,7 +2,7 @@
 // bundles at all):
 //
 // - program.js (ESM, with its lazily loaded parts as chunks beside it) is the
-//   CLI, and sqlite-writer-worker.js the SQLite writer thread's entry.
+//   CLI.
 // - run-entry.cjs (CommonJS, one file) is the part of the CLI a plain `berth
 //   run` needs (no commander, no other command: cli/run-args.ts) with the
 //   code-cache loader, which main.cjs require()s: loading it and the loader
@@ -36,7 +36,7 @@ export async function buildBundles(dist, bundle) {
   const esbuild = await import('esbuild');
   const cli = await esbuild.build({
     metafile: true,
-    entryPoints: [join(dist, 'src/cli/program.js'), join(dist, 'src/storage/sqlite-writer-worker.js')],
+    entryPoints: [join(dist, 'src/cli/program.js')],
     outdir: bundle,
     entryNames: '[name]',
     chunkNames: '[name]-[hash]',

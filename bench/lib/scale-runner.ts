@@ -54,10 +54,7 @@ async function start(): Promise<{ startedAt: number; readyAt: number }> {
   if (mode === 'berth') {
     // BENCH_SCALE_STORAGE=memory|none isolates the pipeline from the storage's write cost.
     const kind = process.env.BENCH_SCALE_STORAGE ?? 'sqlite';
-    // writerStart as the daemon sets it (daemon.ts): the writer thread boots with the first write,
-    // which goes on the main connection meanwhile, instead of before start() returns.
-    if (kind === 'sqlite')
-      storage = createSqliteStorage({ path: join(dataDir, 'state.db'), writerStart: 'first-write' });
+    if (kind === 'sqlite') storage = createSqliteStorage({ path: join(dataDir, 'state.db') });
     let registered = 0;
     node = createPluginNode({
       pluginsDir,

@@ -258,9 +258,6 @@ export class Daemon extends LifecycleComponent {
         onCorrupt: (report) => {
           this.#corruption = report;
         },
-        // No writer thread until the first write (which goes on the main connection while the
-        // thread starts): a daemon that is asked nothing spends nothing on it.
-        writerStart: 'first-write',
       });
       this.#storage = storage;
       storage.onRecreated((error) => {

@@ -18,7 +18,6 @@ export function createMemoryStorage(): RegistryStorage {
     changes: 0,
     rowsWritten: 0,
     failures: 0,
-    inlineTransactions: 0,
   };
   const lifecycle = new LifecycleController();
   const ensureOpen = () => {

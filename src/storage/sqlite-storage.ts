@@ -9,19 +9,11 @@ import {
   LifecycleComponent,
 } from '../common/index.js';
 import { CorruptStateError } from './corrupt-state-error.js';
+import { OffLoopCommit } from './off-loop-commit.js';
 import { openDatabase } from './open-database.js';
 import { migrate, readSchemaVersion, SCHEMA_VERSION } from './sqlite-migrations.js';
-import { createChangeWriter, readState, replaceState } from './sqlite-rows.js';
-import {
-  applyWalBounds,
-  checkHeader,
-  diskFullError,
-  isDiskFull,
-  openReadOnlyCopy,
-  syncWriteAheadLog,
-  WAL_AUTOCHECKPOINT_PAGES,
-} from './sqlite-wal.js';
-import { SqliteWriter } from './sqlite-writer.js';
+import { readState, replaceState } from './sqlite-rows.js';
+import { applyWalBounds, checkHeader, diskFullError, isDiskFull, openReadOnlyCopy } from './sqlite-wal.js';
 import {
   type ResolvedSqliteStorageOptions,
   resolveSqliteStorageOptions,
@@ -47,14 +39,11 @@ export interface SqliteStorage extends RegistryStorage {
   onRecreated(listener: StorageRecreatedListener): () => void;
   /** Re-creates a database file deleted while open; true when it did (also run on a timer). */
   checkFile(): boolean;
-  /** A writer thread runs now (it ends after `writerIdleStopMs` with nothing to write, and the next write starts one). */
-  readonly writerRunning: boolean;
 }
 
 /**
  * The SQLite state database. Nothing is opened until start(), which creates or
- * migrates the file, checks it, and starts the writer thread (with
- * `writerStart: 'first-write'`, the first write starts it). start() rejects
+ * migrates the file and checks it. start() rejects
  * with BERTH_STORAGE_VERSION, without touching the file, when it was written
  * by a newer berth, and with BERTH_STORAGE_FAILED when it cannot be opened at
  * all. A corrupt file is moved aside and replaced by an empty database; the
@@ -62,17 +51,20 @@ export interface SqliteStorage extends RegistryStorage {
  *
  * A disk too full to open the database in WAL mode (SQLite must create its
  * shared-memory file) does not stop the start: the file is read into memory
- * and the storage runs read-only (`readOnly` says why) until a write through
- * the writer thread lands, which reopens it normally. Nothing is moved aside.
+ * and the storage runs read-only (`readOnly` says why). Each write first tries
+ * to open the file again, and the first that can is written to it. Nothing is
+ * moved aside. A write that fails for any reason (a full disk, a file made
+ * read-only) has the next one open the file again too, so a file that became
+ * writable is picked up without a restart.
  *
  * The file is checked every `checkIntervalMs` and before each write: a
  * database deleted while berth runs is created afresh, and the
  * `onRecreated` listeners (the registry) write their state back into it.
  *
- * Reads and whole-state imports use a connection on the calling thread;
- * incremental writes (applyChanges) run on the writer thread, one transaction
- * and one fsync per call, except the first after the thread ended for being
- * idle, which is written on the calling thread while a new one starts.
+ * Everything runs on one connection on the calling thread. Incremental writes
+ * (applyChanges) are one transaction each, made durable by fsyncs on libuv's
+ * thread pool (OffLoopCommit), so a write never blocks the event loop on the
+ * disk. Whole-state imports are synchronous and sync on the calling thread.
  */
 export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorage {
   return new SqliteStateStorage(resolveSqliteStorageOptions(options));
@@ -81,13 +73,12 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
 class SqliteStateStorage extends LifecycleComponent implements SqliteStorage {
   readonly path: string;
   readonly #options: ResolvedSqliteStorageOptions;
-  readonly #writer: SqliteWriter;
+  readonly #commit: OffLoopCommit;
   readonly #stats: StorageWriteStats = {
     transactions: 0,
     changes: 0,
     rowsWritten: 0,
     failures: 0,
-    inlineTransactions: 0,
   };
   #db: Db | undefined;
   #schemaVersion = 0;
@@ -96,57 +87,32 @@ class SqliteStateStorage extends LifecycleComponent implements SqliteStorage {
   #unreported: BerthError | undefined;
   /** Why the storage runs read-only from an in-memory copy (a full disk at start). */
   #readOnly: BerthError | undefined;
+  /** The last write failed: the next opens the file again first (#reopen). */
+  #reopenWanted = false;
   /** The open file's identity, to notice it being deleted or replaced. */
   #identity: { dev: number; ino: number } | undefined;
   #checkTimer: ClockTimer | undefined;
-  /** The main connection's own batch writer (one transaction), for a batch that finds no writer thread. */
-  #writeHere: { db: Db; write: (changes: readonly RegistryChange[]) => number } | undefined;
   readonly #recreatedListeners = new Set<StorageRecreatedListener>();
 
   constructor(options: ResolvedSqliteStorageOptions) {
     super();
     this.#options = options;
     this.path = options.path;
-    this.#writer = new SqliteWriter(
-      { path: options.path, busyTimeoutMs: options.busyTimeoutMs },
-      options.writerIdleStopMs,
-    );
+    this.#commit = new OffLoopCommit(options.path);
   }
 
   protected override async onStart(): Promise<void> {
-    if (this.#options.writerStart === 'first-write') {
-      // The first batch starts the thread (#applyHere); a missing module still fails the start.
-      this.#writer.checkInstalled();
-      this.#db = this.#open();
-      this.#scheduleCheck();
-      return;
-    }
-    // The thread boots (tens of ms, mostly on another core) while this one opens the file.
-    // Its first message is a no-op 'close', so it never touches the file before the open below.
-    const writerRunning = this.#writer.start();
-    try {
-      this.#db = this.#open();
-    } catch (err) {
-      await writerRunning.catch(() => undefined);
-      await this.#writer.stop();
-      throw err;
-    }
-    await writerRunning;
+    this.#db = this.#open();
     this.#scheduleCheck();
-  }
-
-  get writerRunning(): boolean {
-    return this.#writer.threadRunning;
   }
 
   protected override async onStop(): Promise<void> {
     if (this.#checkTimer !== undefined) this.#options.clock.clearTimeout(this.#checkTimer);
     this.#checkTimer = undefined;
-    // The writer finishes what was posted before it closes.
-    await this.#writer.stop();
     const db = this.#db;
+    // Writes already asked for finish first.
+    if (db !== undefined) await this.#commit.close(db);
     this.#db = undefined;
-    db?.close();
   }
 
   get schemaVersion(): number {
@@ -182,6 +148,7 @@ class SqliteStateStorage extends LifecycleComponent implements SqliteStorage {
     if (fileIdentity(this.path) !== undefined) return false;
     const { logger, clock } = this.#options;
     db.close();
+    this.#commit.forget(db);
     this.#db = undefined;
     let error = new BerthError(
       'BERTH_STORAGE_FAILED',
@@ -193,7 +160,6 @@ class SqliteStateStorage extends LifecycleComponent implements SqliteStorage {
     } catch (err) {
       error = failure(`state database ${this.path} was deleted and could not be created again`, err);
     }
-    this.#writer.reconnect();
     logger.warn({ code: error.code, path: this.path, at: clock.now() }, error.message);
     for (const listener of [...this.#recreatedListeners]) {
       try {
@@ -218,11 +184,10 @@ class SqliteStateStorage extends LifecycleComponent implements SqliteStorage {
       if (!isCorruption(err))
         throw failure(`failed to read dynamic plugin registry state from ${this.path}`, err);
       db.close();
+      this.#commit.forget(db);
       this.#db = undefined;
       const error = this.#setAside(err);
       this.#db = this.#openFresh();
-      // The writer still holds the file that was moved aside.
-      this.#writer.reconnect();
       throw error;
     }
   }
@@ -231,83 +196,64 @@ class SqliteStateStorage extends LifecycleComponent implements SqliteStorage {
     const db = this.#requireOpen();
     if (this.#readOnly !== undefined) throw this.#readOnly;
     try {
-      db.transaction(() => replaceState(db, state))();
+      this.#commit.writeHere(db, () => db.transaction(() => replaceState(db, state))());
     } catch (err) {
       throw failure(`failed to write dynamic plugin registry state to ${this.path}`, err);
     }
   }
 
   async applyChanges(changes: readonly RegistryChange[]): Promise<void> {
-    const db = this.#requireOpen();
+    this.#requireOpen();
     // A deleted file is noticed before a write would go to it (and be lost with it).
     this.checkFile();
     try {
-      const rows =
-        this.#writer.threadRunning || this.#readOnly !== undefined
-          ? await this.#writer.apply(changes)
-          : await this.#applyHere(db, changes);
+      if (this.#readOnly !== undefined) {
+        if (!this.#reopen()) throw this.#readOnly;
+      } else if (this.#reopenWanted) {
+        this.#reopen();
+      }
+      const rows = await this.#commit.write(this.#requireOpen(), changes);
       this.#stats.transactions += 1;
       this.#stats.changes += changes.length;
       this.#stats.rowsWritten += rows;
     } catch (err) {
       this.#stats.failures += 1;
-      if (this.#readOnly !== undefined) throw this.#readOnly;
+      this.#reopenWanted = true;
       throw failure(`failed to write dynamic plugin registry changes to ${this.path}`, err);
     }
-    if (this.#readOnly !== undefined) this.#leaveReadOnly();
   }
 
   /**
-   * No writer thread (before the first batch with `writerStart:
-   * 'first-write'`, or after an idle pause, writerIdleStopMs): this batch is
-   * written on the main connection instead of waiting about 50 ms for a new
-   * thread, which starts now for the batches after it. Only this one batch:
-   * the thread counts as running from the moment it is asked for.
-   *
-   * The commit leaves out its fsync (synchronous=NORMAL, no checkpoint: the
-   * thread's next commit makes one), and the log is synced off the event loop
-   * before the batch counts as written (syncWriteAheadLog). A FULL commit here
-   * blocked the loop for its fsync, which waits for the file system's journal:
-   * 15-55 ms at the start of a storm of 1,000, while the plugins' socket files
-   * were being created on the same disk (issue 20).
+   * Opens the file again for the next write, after a failed one or while
+   * read-only since a full disk at start: a file that was read-only when
+   * opened stays so for its connection, and a full disk may have kept SQLite
+   * from creating its shared-memory file. True when it could (and the old
+   * connection, or the in-memory copy, is closed); false, quietly, when not
+   * yet: the write then fails and says why.
    */
-  async #applyHere(db: Db, changes: readonly RegistryChange[]): Promise<number> {
-    void this.#writer.start().catch(() => undefined);
-    // Prepared once per connection (the file may have been replaced and reopened since).
-    if (this.#writeHere?.db !== db) this.#writeHere = { db, write: db.transaction(createChangeWriter(db)) };
-    db.pragma('synchronous = NORMAL');
-    db.pragma('wal_autocheckpoint = 0');
-    let rows: number;
-    try {
-      rows = this.#writeHere.write(changes);
-    } finally {
-      db.pragma('synchronous = FULL');
-      db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
-    }
-    await syncWriteAheadLog(this.path);
-    this.#stats.inlineTransactions += 1;
-    return rows;
-  }
-
-  /** A write landed: the disk has room again, so the real file replaces the in-memory copy. */
-  #leaveReadOnly(): void {
+  #reopen(): boolean {
     let db: Db | undefined;
     try {
       db = openDatabase(this.path, { timeout: this.#options.busyTimeoutMs, fileMustExist: true });
       this.#prepare(db, readSchemaVersion(db));
-    } catch (err) {
+    } catch {
       db?.close();
-      this.#options.logger.warn(
-        { err: errorMessage(err) },
-        'state database still cannot be opened for writing',
-      );
-      return;
+      return false;
     }
-    this.#db?.close();
+    // Closed after the new one opened, so it is not the last connection: no checkpoint on closing.
+    const old = this.#db;
     this.#db = db;
     this.#identity = fileIdentity(this.path);
-    this.#readOnly = undefined;
-    this.#options.logger.info({ path: this.path }, 'state database is writable again');
+    this.#reopenWanted = false;
+    if (old !== undefined) {
+      old.close();
+      this.#commit.forget(old);
+    }
+    if (this.#readOnly !== undefined) {
+      this.#readOnly = undefined;
+      this.#options.logger.info({ path: this.path }, 'state database is writable again');
+    }
+    return true;
   }
 
   #scheduleCheck(): void {

@@ -1,6 +1,4 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { BerthError, errorMessage } from '../common/index.js';
 import { CorruptStateError } from './corrupt-state-error.js';
@@ -10,7 +8,9 @@ import { openDatabase } from './open-database.js';
  * Bounds on SQLite's write-ahead log. SQLite's own default checkpoints only
  * after 1,000 pages (4 MiB), so on a small data disk the log alone could fill
  * it and never be checkpointed; berth checkpoints after 64 pages (256 KiB)
- * and truncates the log file back to 256 KiB after each checkpoint.
+ * and truncates the log file back to 256 KiB after each checkpoint. (The
+ * state database checkpoints itself once its log passes 256 KiB, and empties
+ * it: OffLoopCommit.)
  */
 export const WAL_AUTOCHECKPOINT_PAGES = 64;
 export const WAL_SIZE_LIMIT_BYTES = 256 * 1024;
@@ -18,28 +18,6 @@ export const WAL_SIZE_LIMIT_BYTES = 256 * 1024;
 export function applyWalBounds(db: BetterSqlite3.Database): void {
   db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
   db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
-}
-
-/**
- * Makes the write-ahead log of the WAL-mode database at `path` durable, off
- * the event loop (libuv's thread pool): its data and size (fdatasync, what
- * SQLite's synchronous=FULL does after each commit), and the directory entry
- * that names it (SQLite syncs the directory the first time it syncs a new
- * log). A commit made with synchronous=NORMAL is then as durable as one made
- * with FULL: NORMAL differs only in leaving out that per-commit sync (it still
- * syncs the log before a checkpoint and its header when the log is reused).
- */
-export async function syncWriteAheadLog(path: string): Promise<void> {
-  await Promise.all([`${path}-wal`, dirname(path)].map(syncFile));
-}
-
-async function syncFile(path: string): Promise<void> {
-  const handle = await open(path, 'r');
-  try {
-    await handle.datasync();
-  } finally {
-    await handle.close();
-  }
 }
 
 /** Whether a SQLite or file-system error means the disk (or its quota) is full. */

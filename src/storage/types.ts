@@ -54,11 +54,6 @@ export interface StorageWriteStats {
   rowsWritten: number;
   /** applyChanges calls that failed (nothing of them was applied). */
   failures: number;
-  /**
-   * Of the transactions, those written on the calling thread: the SQLite
-   * storage's first write after its writer thread ended for being idle.
-   */
-  inlineTransactions: number;
 }
 
 /**
