@@ -44,6 +44,14 @@ function put(seq: number): RegistryChange {
   return { op: 'put', info: { ...info, options: { ...info.options, pad: 'x'.repeat(3000) } }, front: true };
 }
 
+/** How many instances a fresh storage on `path` restores (the file read again, as at the next start). */
+async function restoredCount(t: TestContext, path: string): Promise<number> {
+  const again = createSqliteStorage({ path });
+  await again.start();
+  t.after(() => again.stop());
+  return Object.values(again.getDynamicPluginRegistryState()?.plugins['csi-node'] ?? {}).flat().length;
+}
+
 const CHILD = `
 import { writeSync } from 'node:fs';
 const { createSqliteStorage } = await import(process.env.STORAGE_MODULE);
@@ -177,12 +185,7 @@ describe('SQLite storage, writes synced off the event loop', () => {
       );
     }
 
-    // And every batch is there for the next start.
-    const again = createSqliteStorage({ path: dbPath });
-    await again.start();
-    t.after(() => again.stop());
-    const plugins = again.getDynamicPluginRegistryState()?.plugins['csi-node'] ?? {};
-    assert.equal(Object.values(plugins).flat().length, BATCHES);
+    assert.equal(await restoredCount(t, dbPath), BATCHES, 'every batch is there for the next start');
   });
 
   it('keeps the log within its bound through many batches', async (t) => {
@@ -201,13 +204,7 @@ describe('SQLite storage, writes synced off the event loop', () => {
     assert.ok(largest <= WAL_SIZE_LIMIT_BYTES + 64 * 1024, `the log grew to ${largest} bytes`);
     assert.ok(largest > 0);
     await storage.stop();
-    const again = createSqliteStorage({ path });
-    await again.start();
-    t.after(() => again.stop());
-    assert.equal(
-      Object.values(again.getDynamicPluginRegistryState()?.plugins['csi-node'] ?? {}).flat().length,
-      400,
-    );
+    assert.equal(await restoredCount(t, path), 400, 'every batch is there');
   });
 
   it("goes on writing, without waiting, while another connection's reader keeps the log from being emptied", async (t) => {
@@ -239,13 +236,6 @@ describe('SQLite storage, writes synced off the event loop', () => {
     }
     assert.ok(emptied, 'with the reader gone, the next checkpoint emptied the log');
     await storage.stop();
-    const again = createSqliteStorage({ path });
-    await again.start();
-    t.after(() => again.stop());
-    assert.equal(
-      Object.values(again.getDynamicPluginRegistryState()?.plugins['csi-node'] ?? {}).flat().length,
-      seq,
-      'every batch is there',
-    );
+    assert.equal(await restoredCount(t, path), seq, 'every batch is there');
   });
 });
