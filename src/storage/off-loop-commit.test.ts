@@ -166,22 +166,27 @@ describe('SQLite storage, writes synced off the event loop', () => {
       "the log's directory was fdatasynced off the loop",
     );
 
-    // The log passed its bound and was emptied; the file and the empty log were synced before its reuse.
+    // The log passed its bound and was emptied, in SQLite's order: the file synced before the log was
+    // emptied, and the emptied log synced before it was written again.
     const truncations = during
       .map((c, i) => ({ c, i }))
       .filter(({ c }) => c.path === wal && /^ftruncate\(\d+, 0\)\s*= 0$/.test(c.call));
     assert.ok(truncations.length >= 1, 'the log was checkpointed and emptied at least once');
     for (const { i } of truncations) {
+      // The checkpoint's copy into the file is durable before the log that held it is emptied.
+      const lastFileWrite = during.findLastIndex(
+        (c, j) => j < i && c.path === dbPath && c.call.startsWith('pwrite64('),
+      );
+      assert.ok(lastFileWrite >= 0, 'the checkpoint wrote the database file');
+      assert.ok(
+        during.slice(lastFileWrite + 1, i).some((c) => offLoopSync(c, dbPath)),
+        'the database file was fdatasynced off the loop after the checkpoint wrote it and before the log was emptied',
+      );
       const reuse = during.findIndex((c, j) => j > i && c.path === wal && c.call.startsWith('pwrite64('));
       if (reuse < 0) continue; // the last checkpoint, after the last batch
-      const between = during.slice(i + 1, reuse);
       assert.ok(
-        between.some((c) => offLoopSync(c, dbPath)),
-        'the checkpointed database file was fdatasynced off the loop before the log was written again',
-      );
-      assert.ok(
-        between.some((c) => offLoopSync(c, wal)),
-        'and the emptied log, so no older frame can outlive the reuse',
+        during.slice(i + 1, reuse).some((c) => offLoopSync(c, wal)),
+        'the emptied log was fdatasynced off the loop before it was written again, so no older frame can outlive the reuse',
       );
     }
 

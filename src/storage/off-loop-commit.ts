@@ -10,6 +10,13 @@ const datasync = promisify(fdatasync);
 
 type Db = BetterSqlite3.Database;
 
+/** `PRAGMA wal_checkpoint`'s row: refused by a lock (1 or 0), frames in the log, frames copied into the file. */
+interface CheckpointResult {
+  busy: number;
+  log: number;
+  checkpointed: number;
+}
+
 interface Connection {
   db: Db;
   write: (changes: readonly RegistryChange[]) => number;
@@ -37,11 +44,12 @@ interface Connection {
  *
  * - after each commit, the log (and, once per new log, its directory) is
  *   fdatasynced before the batch resolves;
- * - once the log outgrows `WAL_SIZE_LIMIT_BYTES`, a `TRUNCATE` checkpoint
- *   copies it into the database file and empties it; the database file, then
- *   the emptied log, are fdatasynced before the next commit may start. The
- *   next log then begins in an empty file, where no older frame can be taken
- *   for one of it, which is why its header needs no sync of its own;
+ * - once the log outgrows `WAL_SIZE_LIMIT_BYTES`, a checkpoint copies it
+ *   into the database file, the file is fdatasynced, and only then is the log
+ *   emptied (truncated) and fdatasynced, all before the next commit may
+ *   start. The next log then begins in an empty file, where no older frame
+ *   can be taken for one of it, which is why its header needs no sync of its
+ *   own;
  * - a checkpoint that another process's reader keeps from emptying the log
  *   leaves the next commit to SQLite's own header sync (`synchronous=NORMAL`
  *   for that one commit, on the loop: rare).
@@ -56,12 +64,18 @@ export class OffLoopCommit {
   #connection: Connection | undefined;
   /** The last write, or the last checkpoint's syncs: the next write starts after it. */
   #tail: Promise<unknown> = Promise.resolve();
-  /** A checkpoint has emptied the log and its syncs have not all landed. */
+  /** A checkpoint copied pages into the database file, and the file has not been synced since. */
   #fileUnsynced = false;
-  /** A reader kept the log from being emptied: the next commit syncs its header (SQLite, NORMAL). */
+  /**
+   * The log may be reused without having been emptied and synced (a reader
+   * kept it from being emptied, a sync failed): the next commit lets SQLite
+   * sync the new log's header (synchronous=NORMAL for that commit).
+   */
   #headerUnsynced = false;
   /** The last commit failed (a full disk?): the next one first tries to empty the log. */
   #failed = false;
+  /** Commits made, so a checkpoint sees one made while it waited for its sync. */
+  #commits = 0;
 
   constructor(path: string) {
     this.#path = path;
@@ -90,6 +104,7 @@ export class OffLoopCommit {
     let rows: number;
     try {
       rows = connection.write(changes);
+      this.#commits += 1;
     } catch (err) {
       this.#failed = true;
       throw err;
@@ -121,7 +136,9 @@ export class OffLoopCommit {
     this.#syncFileHere(connection);
     db.pragma('synchronous = FULL');
     try {
-      return write();
+      const result = write();
+      this.#commits += 1;
+      return result;
     } finally {
       db.pragma('synchronous = OFF');
     }
@@ -149,8 +166,7 @@ export class OffLoopCommit {
     const connection = this.#connection;
     if (connection?.db !== db) return;
     this.#connection = undefined;
-    this.#fileUnsynced = false;
-    this.#headerUnsynced = false;
+    // The flags stay: they are about the file, which the next connection may open again.
     for (const fd of [connection.file, connection.log]) {
       if (fd === undefined) continue;
       try {
@@ -187,34 +203,47 @@ export class OffLoopCommit {
     connection.logNamed = true;
   }
 
-  /** Empties the log into the database file (never waiting for a reader), then syncs both off the loop. */
+  /**
+   * Empties the log into the database file, never waiting for a reader, in
+   * SQLite's order: the pages copied into the file (a PASSIVE checkpoint),
+   * the file synced, and only then the log emptied (a TRUNCATE checkpoint,
+   * which finds nothing left to copy) and synced. Emptied first, a crash
+   * could keep the empty log and lose the copy the disk never got.
+   */
   async #checkpoint(connection: Connection): Promise<void> {
     const { db } = connection;
-    const timeout = db.pragma('busy_timeout', { simple: true }) as number;
-    // From here until both syncs land, the file may hold pages the disk does not.
+    // Until the end: the file may hold pages the disk does not, and the next
+    // commit may reuse a log that still holds older frames.
     this.#fileUnsynced = true;
+    this.#headerUnsynced = true;
+    const commits = this.#commits;
+    const [copied] = this.#walCheckpoint(db, 'PASSIVE');
+    await datasync(connection.file);
+    this.#fileUnsynced = false;
+    if (copied === undefined || copied.busy !== 0 || copied.checkpointed !== copied.log) return;
+    // A synchronous write (writeHere) committed meanwhile: its frames are not in the synced file.
+    if (this.#commits !== commits || !db.open) return;
+    const [emptied] = this.#walCheckpoint(db, 'TRUNCATE');
+    if (emptied === undefined || emptied.busy !== 0) return;
+    if (connection.log !== undefined) await datasync(connection.log);
+    this.#headerUnsynced = false;
+  }
+
+  /** One checkpoint that never waits for another connection (its busy handler off meanwhile). */
+  #walCheckpoint(db: Db, mode: 'PASSIVE' | 'TRUNCATE'): CheckpointResult[] {
+    const timeout = db.pragma('busy_timeout', { simple: true }) as number;
     db.pragma('busy_timeout = 0');
     try {
-      const [result] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
-      if (result === undefined || result.busy !== 0) this.#headerUnsynced = true;
-    } catch (err) {
-      this.#headerUnsynced = true;
-      throw err;
+      return db.pragma(`wal_checkpoint(${mode})`) as CheckpointResult[];
     } finally {
       db.pragma(`busy_timeout = ${timeout}`);
     }
-    await Promise.all([
-      datasync(connection.file),
-      connection.log === undefined ? undefined : datasync(connection.log),
-    ]);
-    this.#fileUnsynced = false;
   }
 
-  /** The database file's and log's fdatasync on the loop, while a checkpoint's are in flight or failed. */
+  /** The database file's fdatasync on the loop, while a checkpoint's is in flight or failed. */
   #syncFileHere(connection: Connection): void {
     if (!this.#fileUnsynced) return;
     fdatasyncSync(connection.file);
-    if (connection.log !== undefined) fdatasyncSync(connection.log);
     this.#fileUnsynced = false;
   }
 }
