@@ -93,7 +93,7 @@ export class OffLoopCommit {
 
   async #write(db: Db, changes: readonly RegistryChange[]): Promise<number> {
     const connection = this.#use(db);
-    if (this.#fileUnsynced) this.#syncFileHere(connection);
+    this.#syncFileHere(connection);
     if (this.#failed) {
       // Best effort: on a still-full disk the commit below fails and says so.
       await this.#checkpoint(connection).catch(() => undefined);
